@@ -1,0 +1,49 @@
+// tapeflow/config.hpp - build-time defaults, turned into constexpr values once.
+//
+// Each default can be overridden on the compiler command line
+// (-DTAPEFLOW_TILE_BYTES=65536) or per tape through tapeflow::tape_options.
+#pragma once
+
+#include <cstddef>
+
+#ifndef TAPEFLOW_TILE_BYTES
+// 128 KiB: two tiles (the double-buffered scratchpad) fit in a 512 KiB L2.
+#define TAPEFLOW_TILE_BYTES (128u * 1024u)
+#endif
+
+#ifndef TAPEFLOW_MERGE_LIMIT
+// Statements with at most this many active operands have repeated operands
+// merged at record time (x*x records one argument with partial 2x).
+#define TAPEFLOW_MERGE_LIMIT 16
+#endif
+
+#ifndef TAPEFLOW_DEBUG_CHECKS
+#ifdef NDEBUG
+#define TAPEFLOW_DEBUG_CHECKS 0
+#else
+#define TAPEFLOW_DEBUG_CHECKS 1
+#endif
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define TAPEFLOW_ALWAYS_INLINE inline __attribute__((always_inline))
+#define TAPEFLOW_LIKELY(x) __builtin_expect(!!(x), 1)
+#define TAPEFLOW_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define TAPEFLOW_ALWAYS_INLINE inline
+#define TAPEFLOW_LIKELY(x) (x)
+#define TAPEFLOW_UNLIKELY(x) (x)
+#endif
+
+namespace tapeflow {
+
+/// Default size of one tile of tape in bytes.
+inline constexpr std::size_t default_tile_bytes = TAPEFLOW_TILE_BYTES;
+/// Smallest tile the tape accepts (a tile must hold at least one record).
+inline constexpr std::size_t min_tile_bytes = 1024;
+/// Statements with at most this many active operands get duplicates merged.
+inline constexpr std::size_t merge_limit = TAPEFLOW_MERGE_LIMIT;
+/// Whether the (slow) per-statement debug checks are compiled in.
+inline constexpr bool debug_checks = TAPEFLOW_DEBUG_CHECKS != 0;
+
+}  // namespace tapeflow

@@ -1,0 +1,108 @@
+// tapeflow/expr/binary_functions.hpp - math functions of two and three arguments.
+//
+// Values at points where a derivative does not exist (docs/expressions.md):
+//   pow(a, b):   d/db = 0 where a <= 0 (log a undefined); d/da = 0 where b == 0
+//   atan2(y, x): both partials 0 at the origin
+//   hypot:       all partials 0 where the result is 0
+//   fmin, fmax, min, max: the derivative follows the argument returned; at a
+//                tie the FIRST argument gets 1. fmin/fmax ignore a NaN
+//                argument (as std::fmin does); min/max follow std::min/max.
+//   fmod(a, b):  d/da = 1, d/db = -(a - r) / b (the integer quotient)
+//   copysign(a, b): d/da = +-1 (whether the sign flipped), d/db = 0
+#pragma once
+
+#include <cmath>
+
+#include "nodes.hpp"
+
+namespace tapeflow {
+namespace detail {
+
+struct pow_op {
+    template <class S> static S value(S a, S b) { return std::pow(a, b); }
+    template <class S> static S d_a(S a, S b, S) { return b == 0 ? S(0) : b * std::pow(a, b - S(1)); }
+    template <class S> static S d_b(S a, S, S r) { return a > 0 ? r * std::log(a) : S(0); }
+};
+struct atan2_op {
+    template <class S> static S value(S y, S x) { return std::atan2(y, x); }
+    template <class S> static S d_a(S y, S x, S) {
+        const S n = x * x + y * y;
+        return n == 0 ? S(0) : x / n;
+    }
+    template <class S> static S d_b(S y, S x, S) {
+        const S n = x * x + y * y;
+        return n == 0 ? S(0) : -y / n;
+    }
+};
+struct hypot_op {
+    template <class S> static S value(S a, S b) { return std::hypot(a, b); }
+    template <class S> static S d_a(S a, S, S r) { return r == 0 ? S(0) : a / r; }
+    template <class S> static S d_b(S, S b, S r) { return r == 0 ? S(0) : b / r; }
+};
+struct hypot3_op {
+    template <class S> static S value(S a, S b, S c) { return std::hypot(a, b, c); }
+    template <class S> static S d_a(S a, S, S, S r) { return r == 0 ? S(0) : a / r; }
+    template <class S> static S d_b(S, S b, S, S r) { return r == 0 ? S(0) : b / r; }
+    template <class S> static S d_c(S, S, S c, S r) { return r == 0 ? S(0) : c / r; }
+};
+// fmin/fmax: NaN arguments are ignored; ties go to the first argument.
+struct fmin_op {
+    template <class S> static bool first(S a, S b) { return std::isnan(b) || (!std::isnan(a) && a <= b); }
+    template <class S> static S value(S a, S b) { return first(a, b) ? a : b; }
+    template <class S> static S d_a(S a, S b, S) { return first(a, b) ? S(1) : S(0); }
+    template <class S> static S d_b(S a, S b, S) { return first(a, b) ? S(0) : S(1); }
+};
+struct fmax_op {
+    template <class S> static bool first(S a, S b) { return std::isnan(b) || (!std::isnan(a) && a >= b); }
+    template <class S> static S value(S a, S b) { return first(a, b) ? a : b; }
+    template <class S> static S d_a(S a, S b, S) { return first(a, b) ? S(1) : S(0); }
+    template <class S> static S d_b(S a, S b, S) { return first(a, b) ? S(0) : S(1); }
+};
+// min/max: exactly std::min / std::max (b < a ? b : a and a < b ? b : a).
+struct min_op {
+    template <class S> static S value(S a, S b) { return b < a ? b : a; }
+    template <class S> static S d_a(S a, S b, S) { return b < a ? S(0) : S(1); }
+    template <class S> static S d_b(S a, S b, S) { return b < a ? S(1) : S(0); }
+};
+struct max_op {
+    template <class S> static S value(S a, S b) { return a < b ? b : a; }
+    template <class S> static S d_a(S a, S b, S) { return a < b ? S(0) : S(1); }
+    template <class S> static S d_b(S a, S b, S) { return a < b ? S(1) : S(0); }
+};
+struct fmod_op {
+    template <class S> static S value(S a, S b) { return std::fmod(a, b); }
+    template <class S> static S d_a(S, S, S) { return S(1); }
+    template <class S> static S d_b(S a, S b, S r) { return -std::round((a - r) / b); }
+};
+struct copysign_op {
+    template <class S> static S value(S a, S b) { return std::copysign(a, b); }
+    template <class S> static S d_a(S a, S b, S) { return std::signbit(a) == std::signbit(b) ? S(1) : S(-1); }
+    template <class S> static S d_b(S, S, S) { return S(0); }
+};
+
+}  // namespace detail
+
+// pow covers Real^Real, Real^double, double^Real and Real^int (the int is
+// converted to the scalar type exactly; d/da = n a^(n-1)).
+template <class A, class B, detail::enable_t<A, B> = 0>
+auto pow(const A& a, const B& b) { return detail::make_binary<detail::pow_op>(a, b); }
+template <class A, class B, detail::enable_t<A, B> = 0>
+auto atan2(const A& y, const B& x) { return detail::make_binary<detail::atan2_op>(y, x); }
+template <class A, class B, detail::enable_t<A, B> = 0>
+auto hypot(const A& a, const B& b) { return detail::make_binary<detail::hypot_op>(a, b); }
+template <class A, class B, class C, detail::enable_t<A, B, C> = 0>
+auto hypot(const A& a, const B& b, const C& c) { return detail::make_ternary<detail::hypot3_op>(a, b, c); }
+template <class A, class B, detail::enable_t<A, B> = 0>
+auto fmin(const A& a, const B& b) { return detail::make_binary<detail::fmin_op>(a, b); }
+template <class A, class B, detail::enable_t<A, B> = 0>
+auto fmax(const A& a, const B& b) { return detail::make_binary<detail::fmax_op>(a, b); }
+template <class A, class B, detail::enable_t<A, B> = 0>
+auto min(const A& a, const B& b) { return detail::make_binary<detail::min_op>(a, b); }
+template <class A, class B, detail::enable_t<A, B> = 0>
+auto max(const A& a, const B& b) { return detail::make_binary<detail::max_op>(a, b); }
+template <class A, class B, detail::enable_t<A, B> = 0>
+auto fmod(const A& a, const B& b) { return detail::make_binary<detail::fmod_op>(a, b); }
+template <class A, class B, detail::enable_t<A, B> = 0>
+auto copysign(const A& a, const B& b) { return detail::make_binary<detail::copysign_op>(a, b); }
+
+}  // namespace tapeflow

@@ -1,0 +1,42 @@
+// tapeflow/expr/comparisons.hpp - comparisons, classification and printing.
+//
+// These look only at values and record nothing: a branch on a comparison
+// records the path taken (the gradient is that of the branch executed).
+#pragma once
+
+#include <cmath>
+#include <ostream>
+
+#include "expression.hpp"
+
+namespace tapeflow {
+
+template <class A, class B, detail::enable_t<A, B> = 0>
+constexpr bool operator==(const A& a, const B& b) { return detail::value_of(a) == detail::value_of(b); }
+template <class A, class B, detail::enable_t<A, B> = 0>
+constexpr bool operator!=(const A& a, const B& b) { return detail::value_of(a) != detail::value_of(b); }
+template <class A, class B, detail::enable_t<A, B> = 0>
+constexpr bool operator<(const A& a, const B& b) { return detail::value_of(a) < detail::value_of(b); }
+template <class A, class B, detail::enable_t<A, B> = 0>
+constexpr bool operator<=(const A& a, const B& b) { return detail::value_of(a) <= detail::value_of(b); }
+template <class A, class B, detail::enable_t<A, B> = 0>
+constexpr bool operator>(const A& a, const B& b) { return detail::value_of(a) > detail::value_of(b); }
+template <class A, class B, detail::enable_t<A, B> = 0>
+constexpr bool operator>=(const A& a, const B& b) { return detail::value_of(a) >= detail::value_of(b); }
+
+template <class E, detail::enable_t<E> = 0>
+bool isnan(const E& x) { return std::isnan(x.value()); }
+template <class E, detail::enable_t<E> = 0>
+bool isinf(const E& x) { return std::isinf(x.value()); }
+template <class E, detail::enable_t<E> = 0>
+bool isfinite(const E& x) { return std::isfinite(x.value()); }
+template <class E, detail::enable_t<E> = 0>
+bool isnormal(const E& x) { return std::isnormal(x.value()); }
+template <class E, detail::enable_t<E> = 0>
+bool signbit(const E& x) { return std::signbit(x.value()); }
+
+/// Prints the value, formatted like the scalar type.
+template <class E, detail::enable_t<E> = 0>
+std::ostream& operator<<(std::ostream& out, const E& x) { return out << x.value(); }
+
+}  // namespace tapeflow

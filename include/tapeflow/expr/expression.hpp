@@ -1,0 +1,175 @@
+// tapeflow/expr/expression.hpp - the expression-template machinery.
+//
+// `a * sin(b) + 2.0` does not compute anything by itself: it builds a small
+// tree of nodes, each holding its operands and its own primal value.
+// Assigning the tree to a Real computes the value once and, when the tape is
+// recording, walks the tree once with the chain rule to collect one
+// (identifier, partial) pair per active leaf. Those pairs become ONE record.
+//
+//        binary<add>              push(sink, w):
+//        /         \                add:  a.push(w * 1),  b.push(w * 1)
+//   binary<mul>   passive 2.0       mul:  a.push(w * b),  b.push(w * a)
+//    /      \                       sin:  x.push(w * cos(x))
+//  leaf a  unary<sin>               leaf: sink.add(id, w)   (skipped when id == 0)
+//              |
+//            leaf b
+//
+// Nodes hold their operands BY VALUE: a Real operand is captured as a
+// (value, identifier) snapshot, a number as a passive leaf, a sub-expression
+// as itself. An expression therefore never dangles, but it is a snapshot:
+// convert it to a Real right away rather than keeping it in an `auto`.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+#include "../config.hpp"
+#include "../tape/record.hpp"
+
+namespace tapeflow {
+
+template <class Scalar>
+class basic_real;
+
+/// Base of every expression type (CRTP). `Derived` has scalar_type,
+/// leaf_count (active leaves, known at compile time), value() and push().
+template <class Derived>
+struct expression {
+    constexpr const Derived& derived() const noexcept { return static_cast<const Derived&>(*this); }
+};
+
+namespace detail {
+
+template <class T>
+struct is_real : std::false_type {};
+template <class S>
+struct is_real<basic_real<S>> : std::true_type {};
+
+template <class T>
+inline constexpr bool is_expression_v = std::is_base_of_v<expression<T>, T>;
+
+/// A plain number that may stand beside an expression (int, double, ...).
+template <class T>
+inline constexpr bool is_passive_v = std::is_arithmetic_v<T> && !std::is_same_v<T, bool>;
+
+template <class T>
+inline constexpr bool is_operand_v = is_expression_v<T> || is_passive_v<T>;
+
+/// At least one of Ts is an expression and all are operands: the condition
+/// under which tapeflow's operators and functions take part in overloading.
+template <class... Ts>
+inline constexpr bool enables_v = (is_operand_v<Ts> && ...) && (is_expression_v<Ts> || ...);
+
+template <class... Ts>
+using enable_t = std::enable_if_t<enables_v<Ts...>, int>;
+
+/// Scalar type of the first expression among Ts.
+template <class... Ts>
+struct scalar_of;
+template <class T, class... Ts>
+struct scalar_of<T, Ts...> {
+    using type = typename std::conditional_t<is_expression_v<T>, T, scalar_of<Ts...>>::scalar_type;
+};
+template <class... Ts>
+using scalar_of_t = typename scalar_of<Ts...>::type;
+
+template <class S, class T, bool = is_expression_v<T>>
+struct has_scalar : std::true_type {};  // numbers convert to any scalar
+template <class S, class T>
+struct has_scalar<S, T, true> : std::is_same<typename T::scalar_type, S> {};
+template <class S, class... Ts>
+inline constexpr bool same_scalar_v = (has_scalar<S, Ts>::value && ...);
+
+/// Snapshot of an active variable inside an expression.
+template <class S>
+struct active_leaf {
+    using scalar_type = S;
+    static constexpr std::size_t leaf_count = 1;
+    S v;
+    identifier id;
+    std::uint32_t tag;  // tape serial, checked only when debug_checks
+
+    constexpr S value() const noexcept { return v; }
+    template <class Sink>
+    TAPEFLOW_ALWAYS_INLINE void push(Sink& sink, S w) const noexcept {
+        if (id != 0) {
+            if constexpr (debug_checks) sink.check_tag(tag);
+            sink.add(id, w);
+        }
+    }
+};
+
+/// A number inside an expression: contributes its value, records nothing.
+template <class S>
+struct passive_leaf {
+    using scalar_type = S;
+    static constexpr std::size_t leaf_count = 0;
+    S v;
+
+    constexpr S value() const noexcept { return v; }
+    template <class Sink>
+    constexpr void push(Sink&, S) const noexcept {}
+};
+
+/// Captures operand `x` for storage in a node of scalar type S.
+template <class S, class T>
+constexpr auto capture(const T& x) noexcept {
+    if constexpr (is_real<T>::value)
+        return active_leaf<S>{x.value(), x.id(), x.tape_tag()};
+    else if constexpr (std::is_arithmetic_v<T>)
+        return passive_leaf<S>{static_cast<S>(x)};
+    else
+        return x;
+}
+template <class S, class T>
+using captured_t = decltype(capture<S>(std::declval<const T&>()));
+
+/// Value of an operand, whether expression or number.
+template <class T>
+constexpr auto value_of(const T& x) noexcept {
+    if constexpr (is_expression_v<T>)
+        return x.value();
+    else
+        return x;
+}
+
+/// Where a statement's (identifier, partial) pairs are collected, on the stack.
+template <class S, std::size_t N>
+struct arg_buffer {
+    S partials[N];
+    identifier ids[N];
+    std::uint32_t size = 0;
+    std::uint32_t foreign_tag = 0;  // a tag that is not the recording tape's (debug checks)
+    std::uint32_t expected_tag = 0;
+
+    TAPEFLOW_ALWAYS_INLINE void add(identifier id, S partial) noexcept {
+        ids[size] = id;
+        partials[size] = partial;
+        ++size;
+    }
+    void check_tag(std::uint32_t tag) noexcept {
+        if (tag != expected_tag) foreign_tag = tag;
+    }
+
+    /// Merges repeated identifiers (adding their partials); returns the new size.
+    TAPEFLOW_ALWAYS_INLINE std::uint32_t merge() noexcept {
+        std::uint32_t m = 0;
+        for (std::uint32_t i = 0; i < size; ++i) {
+            std::uint32_t j = 0;
+            while (j < m && ids[j] != ids[i]) ++j;
+            if (j < m) {
+                partials[j] += partials[i];
+            } else {
+                ids[m] = ids[i];
+                partials[m] = partials[i];
+                ++m;
+            }
+        }
+        return size = m;
+    }
+};
+
+}  // namespace detail
+}  // namespace tapeflow

@@ -1,0 +1,114 @@
+// tapeflow/expr/nodes.hpp - the generic expression nodes.
+//
+// One node template per arity. The operation is a small struct `Op` with
+// static functions: value(...) for the primal and d(...) / d_a, d_b, d_c for
+// the partial derivatives, which receive the operand values and the result
+// (many derivatives reuse it: exp' = exp, tanh' = 1 - tanh^2). Partials are
+// evaluated only when a recording tape walks the node.
+#pragma once
+
+#include "expression.hpp"
+
+namespace tapeflow {
+namespace detail {
+
+template <class Op, class A>
+struct unary_expr : expression<unary_expr<Op, A>> {
+    using scalar_type = typename A::scalar_type;
+    static constexpr std::size_t leaf_count = A::leaf_count;
+
+    A a;
+    scalar_type v;
+
+    constexpr explicit unary_expr(const A& a_) : a(a_), v(Op::value(a_.value())) {}
+    constexpr scalar_type value() const noexcept { return v; }
+
+    template <class Sink>
+    TAPEFLOW_ALWAYS_INLINE void push(Sink& sink, scalar_type w) const {
+        if constexpr (A::leaf_count != 0) a.push(sink, w * Op::d(a.value(), v));
+    }
+};
+
+template <class Op, class A, class B>
+struct binary_expr : expression<binary_expr<Op, A, B>> {
+    using scalar_type = typename A::scalar_type;
+    static constexpr std::size_t leaf_count = A::leaf_count + B::leaf_count;
+
+    A a;
+    B b;
+    scalar_type v;
+
+    constexpr binary_expr(const A& a_, const B& b_)
+        : a(a_), b(b_), v(Op::value(a_.value(), b_.value())) {}
+    constexpr scalar_type value() const noexcept { return v; }
+
+    template <class Sink>
+    TAPEFLOW_ALWAYS_INLINE void push(Sink& sink, scalar_type w) const {
+        if constexpr (A::leaf_count != 0) a.push(sink, w * Op::d_a(a.value(), b.value(), v));
+        if constexpr (B::leaf_count != 0) b.push(sink, w * Op::d_b(a.value(), b.value(), v));
+    }
+};
+
+template <class Op, class A, class B, class C>
+struct ternary_expr : expression<ternary_expr<Op, A, B, C>> {
+    using scalar_type = typename A::scalar_type;
+    static constexpr std::size_t leaf_count = A::leaf_count + B::leaf_count + C::leaf_count;
+
+    A a;
+    B b;
+    C c;
+    scalar_type v;
+
+    constexpr ternary_expr(const A& a_, const B& b_, const C& c_)
+        : a(a_), b(b_), c(c_), v(Op::value(a_.value(), b_.value(), c_.value())) {}
+    constexpr scalar_type value() const noexcept { return v; }
+
+    template <class Sink>
+    TAPEFLOW_ALWAYS_INLINE void push(Sink& sink, scalar_type w) const {
+        const scalar_type x = a.value(), y = b.value(), z = c.value();
+        if constexpr (A::leaf_count != 0) a.push(sink, w * Op::d_a(x, y, z, v));
+        if constexpr (B::leaf_count != 0) b.push(sink, w * Op::d_b(x, y, z, v));
+        if constexpr (C::leaf_count != 0) c.push(sink, w * Op::d_c(x, y, z, v));
+    }
+};
+
+/// Result of a function whose derivative is zero wherever it exists
+/// (floor, ceil, round, trunc): a value with no active operand.
+template <class S>
+struct passive_expr : expression<passive_expr<S>> {
+    using scalar_type = S;
+    static constexpr std::size_t leaf_count = 0;
+    S v;
+
+    constexpr explicit passive_expr(S v_) : v(v_) {}
+    constexpr S value() const noexcept { return v; }
+    template <class Sink>
+    constexpr void push(Sink&, S) const noexcept {}
+};
+
+template <class Op, class A>
+constexpr auto make_unary(const A& a) {
+    using S = typename A::scalar_type;
+    return unary_expr<Op, captured_t<S, A>>(capture<S>(a));
+}
+
+template <class Op, class A, class B>
+constexpr auto make_binary(const A& a, const B& b) {
+    using S = scalar_of_t<A, B>;
+    static_assert(same_scalar_v<S, A, B>,
+                  "tapeflow: operands have different scalar types (e.g. basic_real<float> "
+                  "and basic_real<double>); convert one of them explicitly");
+    return binary_expr<Op, captured_t<S, A>, captured_t<S, B>>(capture<S>(a), capture<S>(b));
+}
+
+template <class Op, class A, class B, class C>
+constexpr auto make_ternary(const A& a, const B& b, const C& c) {
+    using S = scalar_of_t<A, B, C>;
+    static_assert(same_scalar_v<S, A, B, C>,
+                  "tapeflow: operands have different scalar types; convert one explicitly");
+    return ternary_expr<Op, captured_t<S, A>, captured_t<S, B>, captured_t<S, C>>(
+        capture<S>(a), capture<S>(b), capture<S>(c));
+}
+
+}  // namespace detail
+}  // namespace tapeflow

@@ -1,0 +1,41 @@
+// tapeflow/expr/special_functions.hpp - functions the standard library lacks
+// but derivatives need: digamma, for the derivatives of tgamma and lgamma.
+#pragma once
+
+#include <cmath>
+#include <limits>
+
+namespace tapeflow {
+
+/// The digamma function psi(x) = d/dx log|Gamma(x)|.
+/// NaN at the poles (0, -1, -2, ...) and for NaN; -inf.. handled by reflection.
+template <class S>
+S digamma(S x) noexcept {
+    if (std::isnan(x)) return x;
+    if (x == std::floor(x) && x <= 0) return std::numeric_limits<S>::quiet_NaN();
+    if (std::isinf(x)) return x > 0 ? x : std::numeric_limits<S>::quiet_NaN();
+    const S pi = S(3.141592653589793238462643383279502884L);
+    S result = 0;
+    if (x < 0) {
+        // Reflection: psi(1 - x) - psi(x) = pi / tan(pi x).
+        result -= pi / std::tan(pi * x);
+        x = 1 - x;
+    }
+    // Recurrence psi(x) = psi(x + 1) - 1/x up to where the asymptotic series
+    // is accurate to long-double precision (next term ~ x^-16 / 100).
+    const S threshold = sizeof(S) > sizeof(double) ? S(16) : S(10);
+    while (x < threshold) {
+        result -= 1 / x;
+        x += 1;
+    }
+    const S r = 1 / x, r2 = r * r;
+    // ln x - 1/(2x) - sum B_2n / (2n x^2n), Bernoulli numbers B_2..B_12.
+    const S series =
+        r2 * (S(1) / 12 -
+              r2 * (S(1) / 120 -
+                    r2 * (S(1) / 252 -
+                          r2 * (S(1) / 240 - r2 * (S(1) / 132 - r2 * (S(691) / 32760))))));
+    return result + std::log(x) - r / 2 - series;
+}
+
+}  // namespace tapeflow

@@ -1,0 +1,188 @@
+// tapeflow/expr/unary_functions.hpp - unary operators and one-argument math.
+//
+// Each operation is a struct with value(x) and d(x, r) where r = value(x).
+// Values at points where the derivative does not exist (see docs/expressions.md):
+//   abs, fabs at 0          -> 0
+//   floor ceil round trunc  -> 0 everywhere (their results are passive)
+//   sqrt, cbrt at 0; log at 0; asin, acos at +-1; acosh at 1; atanh at +-1
+//                           -> the IEEE value of the formula (+-inf)
+//   tgamma, lgamma at the poles 0, -1, -2, ... -> NaN
+#pragma once
+
+#include <cmath>
+
+#include "nodes.hpp"
+#include "special_functions.hpp"
+
+namespace tapeflow {
+namespace detail {
+
+template <class S>
+inline constexpr S ln2_v = S(0.693147180559945309417232121458176568L);
+template <class S>
+inline constexpr S ln10_v = S(2.302585092994045684017991454684364208L);
+template <class S>
+inline constexpr S two_over_sqrt_pi_v = S(1.128379167095512573896158903121545172L);
+
+struct negate_op {
+    template <class S> static S value(S x) { return -x; }
+    template <class S> static S d(S, S) { return S(-1); }
+};
+struct identity_op {
+    template <class S> static S value(S x) { return x; }
+    template <class S> static S d(S, S) { return S(1); }
+};
+struct sqrt_op {
+    template <class S> static S value(S x) { return std::sqrt(x); }
+    template <class S> static S d(S, S r) { return S(0.5) / r; }
+};
+struct cbrt_op {
+    template <class S> static S value(S x) { return std::cbrt(x); }
+    template <class S> static S d(S, S r) { return S(1) / (S(3) * r * r); }
+};
+struct exp_op {
+    template <class S> static S value(S x) { return std::exp(x); }
+    template <class S> static S d(S, S r) { return r; }
+};
+struct exp2_op {
+    template <class S> static S value(S x) { return std::exp2(x); }
+    template <class S> static S d(S, S r) { return r * ln2_v<S>; }
+};
+struct expm1_op {
+    template <class S> static S value(S x) { return std::expm1(x); }
+    template <class S> static S d(S x, S) { return std::exp(x); }
+};
+struct log_op {
+    template <class S> static S value(S x) { return std::log(x); }
+    template <class S> static S d(S x, S) { return S(1) / x; }
+};
+struct log2_op {
+    template <class S> static S value(S x) { return std::log2(x); }
+    template <class S> static S d(S x, S) { return S(1) / (x * ln2_v<S>); }
+};
+struct log10_op {
+    template <class S> static S value(S x) { return std::log10(x); }
+    template <class S> static S d(S x, S) { return S(1) / (x * ln10_v<S>); }
+};
+struct log1p_op {
+    template <class S> static S value(S x) { return std::log1p(x); }
+    template <class S> static S d(S x, S) { return S(1) / (S(1) + x); }
+};
+struct sin_op {
+    template <class S> static S value(S x) { return std::sin(x); }
+    template <class S> static S d(S x, S) { return std::cos(x); }
+};
+struct cos_op {
+    template <class S> static S value(S x) { return std::cos(x); }
+    template <class S> static S d(S x, S) { return -std::sin(x); }
+};
+struct tan_op {
+    template <class S> static S value(S x) { return std::tan(x); }
+    template <class S> static S d(S, S r) { return S(1) + r * r; }
+};
+struct asin_op {
+    template <class S> static S value(S x) { return std::asin(x); }
+    template <class S> static S d(S x, S) { return S(1) / std::sqrt((S(1) - x) * (S(1) + x)); }
+};
+struct acos_op {
+    template <class S> static S value(S x) { return std::acos(x); }
+    template <class S> static S d(S x, S) { return S(-1) / std::sqrt((S(1) - x) * (S(1) + x)); }
+};
+struct atan_op {
+    template <class S> static S value(S x) { return std::atan(x); }
+    template <class S> static S d(S x, S) { return S(1) / (S(1) + x * x); }
+};
+struct sinh_op {
+    template <class S> static S value(S x) { return std::sinh(x); }
+    template <class S> static S d(S x, S) { return std::cosh(x); }
+};
+struct cosh_op {
+    template <class S> static S value(S x) { return std::cosh(x); }
+    template <class S> static S d(S x, S) { return std::sinh(x); }
+};
+struct tanh_op {
+    template <class S> static S value(S x) { return std::tanh(x); }
+    template <class S> static S d(S, S r) { return S(1) - r * r; }
+};
+struct asinh_op {
+    template <class S> static S value(S x) { return std::asinh(x); }
+    template <class S> static S d(S x, S) { return S(1) / std::hypot(x, S(1)); }
+};
+struct acosh_op {
+    template <class S> static S value(S x) { return std::acosh(x); }
+    template <class S> static S d(S x, S) { return S(1) / std::sqrt((x - S(1)) * (x + S(1))); }
+};
+struct atanh_op {
+    template <class S> static S value(S x) { return std::atanh(x); }
+    template <class S> static S d(S x, S) { return S(1) / ((S(1) - x) * (S(1) + x)); }
+};
+struct abs_op {
+    template <class S> static S value(S x) { return std::fabs(x); }
+    template <class S> static S d(S x, S) { return x > 0 ? S(1) : (x < 0 ? S(-1) : S(0)); }
+};
+struct erf_op {
+    template <class S> static S value(S x) { return std::erf(x); }
+    template <class S> static S d(S x, S) { return two_over_sqrt_pi_v<S> * std::exp(-x * x); }
+};
+struct erfc_op {
+    template <class S> static S value(S x) { return std::erfc(x); }
+    template <class S> static S d(S x, S) { return -two_over_sqrt_pi_v<S> * std::exp(-x * x); }
+};
+struct tgamma_op {
+    template <class S> static S value(S x) { return std::tgamma(x); }
+    template <class S> static S d(S x, S r) { return r * digamma(x); }
+};
+struct lgamma_op {
+    template <class S> static S value(S x) { return std::lgamma(x); }
+    template <class S> static S d(S x, S) { return digamma(x); }
+};
+
+}  // namespace detail
+
+// Unary operators.
+template <class E, detail::enable_t<E> = 0>
+constexpr auto operator-(const E& x) { return detail::make_unary<detail::negate_op>(x); }
+template <class E, detail::enable_t<E> = 0>
+constexpr auto operator+(const E& x) { return detail::make_unary<detail::identity_op>(x); }
+
+// One-argument functions. Found by argument-dependent lookup and, unless
+// TAPEFLOW_NO_STD_OVERLOADS is defined, as std::name too (tapeflow/std.hpp).
+template <class E, detail::enable_t<E> = 0> auto sqrt(const E& x) { return detail::make_unary<detail::sqrt_op>(x); }
+template <class E, detail::enable_t<E> = 0> auto cbrt(const E& x) { return detail::make_unary<detail::cbrt_op>(x); }
+template <class E, detail::enable_t<E> = 0> auto exp(const E& x) { return detail::make_unary<detail::exp_op>(x); }
+template <class E, detail::enable_t<E> = 0> auto exp2(const E& x) { return detail::make_unary<detail::exp2_op>(x); }
+template <class E, detail::enable_t<E> = 0> auto expm1(const E& x) { return detail::make_unary<detail::expm1_op>(x); }
+template <class E, detail::enable_t<E> = 0> auto log(const E& x) { return detail::make_unary<detail::log_op>(x); }
+template <class E, detail::enable_t<E> = 0> auto log2(const E& x) { return detail::make_unary<detail::log2_op>(x); }
+template <class E, detail::enable_t<E> = 0> auto log10(const E& x) { return detail::make_unary<detail::log10_op>(x); }
+template <class E, detail::enable_t<E> = 0> auto log1p(const E& x) { return detail::make_unary<detail::log1p_op>(x); }
+template <class E, detail::enable_t<E> = 0> auto sin(const E& x) { return detail::make_unary<detail::sin_op>(x); }
+template <class E, detail::enable_t<E> = 0> auto cos(const E& x) { return detail::make_unary<detail::cos_op>(x); }
+template <class E, detail::enable_t<E> = 0> auto tan(const E& x) { return detail::make_unary<detail::tan_op>(x); }
+template <class E, detail::enable_t<E> = 0> auto asin(const E& x) { return detail::make_unary<detail::asin_op>(x); }
+template <class E, detail::enable_t<E> = 0> auto acos(const E& x) { return detail::make_unary<detail::acos_op>(x); }
+template <class E, detail::enable_t<E> = 0> auto atan(const E& x) { return detail::make_unary<detail::atan_op>(x); }
+template <class E, detail::enable_t<E> = 0> auto sinh(const E& x) { return detail::make_unary<detail::sinh_op>(x); }
+template <class E, detail::enable_t<E> = 0> auto cosh(const E& x) { return detail::make_unary<detail::cosh_op>(x); }
+template <class E, detail::enable_t<E> = 0> auto tanh(const E& x) { return detail::make_unary<detail::tanh_op>(x); }
+template <class E, detail::enable_t<E> = 0> auto asinh(const E& x) { return detail::make_unary<detail::asinh_op>(x); }
+template <class E, detail::enable_t<E> = 0> auto acosh(const E& x) { return detail::make_unary<detail::acosh_op>(x); }
+template <class E, detail::enable_t<E> = 0> auto atanh(const E& x) { return detail::make_unary<detail::atanh_op>(x); }
+template <class E, detail::enable_t<E> = 0> auto abs(const E& x) { return detail::make_unary<detail::abs_op>(x); }
+template <class E, detail::enable_t<E> = 0> auto fabs(const E& x) { return detail::make_unary<detail::abs_op>(x); }
+template <class E, detail::enable_t<E> = 0> auto erf(const E& x) { return detail::make_unary<detail::erf_op>(x); }
+template <class E, detail::enable_t<E> = 0> auto erfc(const E& x) { return detail::make_unary<detail::erfc_op>(x); }
+template <class E, detail::enable_t<E> = 0> auto tgamma(const E& x) { return detail::make_unary<detail::tgamma_op>(x); }
+template <class E, detail::enable_t<E> = 0> auto lgamma(const E& x) { return detail::make_unary<detail::lgamma_op>(x); }
+
+// Piecewise-constant functions: derivative 0, so the result is passive.
+template <class E, detail::enable_t<E> = 0>
+auto floor(const E& x) { return detail::passive_expr<typename E::scalar_type>(std::floor(x.value())); }
+template <class E, detail::enable_t<E> = 0>
+auto ceil(const E& x) { return detail::passive_expr<typename E::scalar_type>(std::ceil(x.value())); }
+template <class E, detail::enable_t<E> = 0>
+auto round(const E& x) { return detail::passive_expr<typename E::scalar_type>(std::round(x.value())); }
+template <class E, detail::enable_t<E> = 0>
+auto trunc(const E& x) { return detail::passive_expr<typename E::scalar_type>(std::trunc(x.value())); }
+
+}  // namespace tapeflow

@@ -1,0 +1,154 @@
+// tapeflow/real.hpp - the active type: a number whose derivatives are taped.
+//
+// basic_real<S> holds a value and, while it depends on registered inputs, an
+// identifier on the thread's active tape (0 = passive, a constant):
+//
+//   +-----------+---------------+---------------+
+//   | value (S) | identifier u32| tape tag u32  |   16 bytes for double
+//   +-----------+---------------+---------------+
+//
+// Constructing or assigning it from an expression records ONE statement when
+// the active tape is recording and some operand is active; otherwise it just
+// computes the value. Copying records a one-argument statement; moving
+// transfers the identifier and records nothing. Destroying it returns the
+// identifier to the tape for reuse.
+//
+// There is no implicit conversion to S (`double d = x;` does not compile):
+// write x.value(), which is passive: derivatives do not flow through it.
+//
+// **Example**:
+//   tapeflow::Real x = 2.0, y = 3.0;
+//   tapeflow::Real z = x * y + sin(x);   // one record: z <- (x, y + cos x), (y, x)
+//   z += 1;                               // one record: z <- (z, 1)
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "expr/binary_operators.hpp"
+#include "expr/expression.hpp"
+#include "tape/tape.hpp"
+
+namespace tapeflow {
+
+template <class Scalar>
+class basic_real : public expression<basic_real<Scalar>> {
+    static_assert(std::is_floating_point_v<Scalar>,
+                  "tapeflow::basic_real<S> needs a floating-point S (float, double, long double)");
+
+public:
+    using scalar_type = Scalar;
+    using tape_type = basic_tape<Scalar>;
+    static constexpr std::size_t leaf_count = 1;
+
+    /// A passive zero.
+    constexpr basic_real() noexcept : value_(0) {}
+    /// A passive constant.
+    template <class T, std::enable_if_t<detail::is_passive_v<T>, int> = 0>
+    constexpr basic_real(T value) noexcept : value_(static_cast<Scalar>(value)) {}
+    /// Evaluates `e`; records one statement when the active tape is recording.
+    template <class E, std::enable_if_t<detail::is_expression_v<E> && !detail::is_real<E>::value, int> = 0>
+    basic_real(const E& e) {
+        assign(e);
+    }
+    /// Copies the value; records `this = other` when recording (new identifier).
+    basic_real(const basic_real& other) { assign(detail::capture<Scalar>(other)); }
+    /// Takes over the value and the identifier of `other`, which becomes passive.
+    basic_real(basic_real&& other) noexcept
+        : value_(other.value_), id_(other.id_), tag_(other.tag_) {
+        other.id_ = 0;
+    }
+
+    ~basic_real() { drop_identifier(); }
+
+    basic_real& operator=(const basic_real& other) {
+        if (this != &other) assign(detail::capture<Scalar>(other));
+        return *this;
+    }
+    basic_real& operator=(basic_real&& other) noexcept {
+        if (this != &other) {
+            drop_identifier();
+            value_ = other.value_;
+            id_ = other.id_;
+            tag_ = other.tag_;
+            other.id_ = 0;
+        }
+        return *this;
+    }
+    template <class E, std::enable_if_t<detail::is_expression_v<E> && !detail::is_real<E>::value, int> = 0>
+    basic_real& operator=(const E& e) {
+        assign(e);
+        return *this;
+    }
+    /// Assigning a number makes the variable passive.
+    template <class T, std::enable_if_t<detail::is_passive_v<T>, int> = 0>
+    basic_real& operator=(T value) noexcept {
+        drop_identifier();
+        value_ = static_cast<Scalar>(value);
+        return *this;
+    }
+
+    // Compound assignment with an expression or a number: one record each.
+    template <class T, std::enable_if_t<detail::is_operand_v<T>, int> = 0>
+    basic_real& operator+=(const T& x) { return *this = *this + x; }
+    template <class T, std::enable_if_t<detail::is_operand_v<T>, int> = 0>
+    basic_real& operator-=(const T& x) { return *this = *this - x; }
+    template <class T, std::enable_if_t<detail::is_operand_v<T>, int> = 0>
+    basic_real& operator*=(const T& x) { return *this = *this * x; }
+    template <class T, std::enable_if_t<detail::is_operand_v<T>, int> = 0>
+    basic_real& operator/=(const T& x) { return *this = *this / x; }
+
+    basic_real& operator++() { return *this += 1; }
+    basic_real& operator--() { return *this -= 1; }
+    basic_real operator++(int) {
+        basic_real old(*this);
+        *this += 1;
+        return old;
+    }
+    basic_real operator--(int) {
+        basic_real old(*this);
+        *this -= 1;
+        return old;
+    }
+
+    /// The primal value (passive: derivatives do not flow through it).
+    constexpr Scalar value() const noexcept { return value_; }
+    /// The identifier on the tape; 0 when passive.
+    constexpr identifier id() const noexcept { return id_; }
+    /// Whether the variable depends on registered inputs of a recording.
+    constexpr bool is_active() const noexcept { return id_ != 0; }
+    /// Serial number of the tape that owns the identifier (0: none).
+    constexpr std::uint32_t tape_tag() const noexcept { return tag_; }
+
+    template <class Sink>
+    TAPEFLOW_ALWAYS_INLINE void push(Sink& sink, Scalar w) const noexcept {
+        detail::capture<Scalar>(*this).push(sink, w);
+    }
+
+private:
+    template <class E>
+    TAPEFLOW_ALWAYS_INLINE void assign(const E& e) {
+        const Scalar v = e.value();
+        tape_type* tape = tape_type::active_slot();
+        if (tape && tape->is_recording())
+            tape->record(id_, tag_, e);
+        else
+            drop_identifier();
+        value_ = v;
+    }
+
+    TAPEFLOW_ALWAYS_INLINE void drop_identifier() noexcept {
+        if (id_ != 0) {
+            if (tape_type* tape = tape_type::active_slot()) tape->release(id_, tag_);
+            id_ = 0;
+        }
+    }
+
+    friend tape_type;
+
+    Scalar value_;
+    identifier id_ = 0;
+    std::uint32_t tag_ = 0;
+};
+
+}  // namespace tapeflow

@@ -1,0 +1,32 @@
+// tapeflow/tape/position.hpp - a point on the tape.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace tapeflow {
+
+/// A point between two records, as returned by tape.position(). Positions
+/// of one recording are ordered by `statements`. Sweeping or resetting to a
+/// position is valid while the records before it are still on the tape.
+struct position {
+    std::size_t tile = 0;          ///< index of the tile
+    std::size_t offset = 0;        ///< byte offset inside that tile
+    std::uint64_t statements = 0;  ///< statements recorded before this point
+    std::uint64_t arguments = 0;   ///< (identifier, partial) pairs before this point
+    std::uint64_t bytes = 0;       ///< record bytes before this point
+    std::size_t regions = 0;       ///< regions opened before this point
+
+    friend bool operator==(const position& a, const position& b) noexcept {
+        return a.statements == b.statements && a.tile == b.tile && a.offset == b.offset;
+    }
+    friend bool operator!=(const position& a, const position& b) noexcept { return !(a == b); }
+    friend bool operator<(const position& a, const position& b) noexcept {
+        return a.statements < b.statements;
+    }
+    friend bool operator<=(const position& a, const position& b) noexcept { return !(b < a); }
+    friend bool operator>(const position& a, const position& b) noexcept { return b < a; }
+    friend bool operator>=(const position& a, const position& b) noexcept { return !(a < b); }
+};
+
+}  // namespace tapeflow

@@ -1,0 +1,437 @@
+// tapeflow/tape/tape.hpp - the tape: records in tiles, identifiers, adjoints.
+//
+// A thread records on its ACTIVE tape: basic_tape<S>::active() (created on
+// first use, one per thread) unless the thread has activated another. The
+// tape belongs to the thread that created it; calling it from another thread
+// throws usage_error.
+//
+//   recording:  tiles_[0] [r r r r ...] tiles_[1] [r r r ...] ... cursor_ ->
+//   sweep:      reads records from cursor_ back to the start (or a position),
+//               adjoint[lhs] -> adjoint[id_i] += partial_i * adjoint[lhs]
+//
+// **Example**:
+//   auto& tape = tapeflow::tape::active();
+//   tape.start_recording();
+//   tapeflow::Real x = 3.0;
+//   tape.register_input(x);
+//   tapeflow::Real y = x * sin(x);
+//   tape.register_output(y);
+//   tape.stop_recording();
+//   tape.set_adjoint(y, 1.0);
+//   tape.sweep();
+//   double dy_dx = tape.adjoint(x);   // sin(3) + 3 cos(3)
+//   tape.reset();
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "../config.hpp"
+#include "../error.hpp"
+#include "../expr/expression.hpp"
+#include "identifier_pool.hpp"
+#include "position.hpp"
+#include "record.hpp"
+#include "region_table.hpp"
+#include "statistics.hpp"
+#include "tile.hpp"
+
+namespace tapeflow {
+
+/// Options of one tape, fixed at construction.
+struct tape_options {
+    /// Bytes per tile; a record never straddles two tiles. At least min_tile_bytes.
+    std::size_t tile_bytes = default_tile_bytes;
+};
+
+namespace detail {
+inline std::uint32_t next_tape_serial() noexcept {
+    static std::atomic<std::uint32_t> counter{0};
+    std::uint32_t s = ++counter;
+    if (s == 0) s = ++counter;  // 0 marks "no tape"; skip it on wrap-around
+    return s;
+}
+}  // namespace detail
+
+template <class Scalar>
+class basic_tape {
+public:
+    using scalar_type = Scalar;
+    using real_type = basic_real<Scalar>;
+    using layout = record_layout<Scalar>;
+
+    /// \throws usage_error when options.tile_bytes < min_tile_bytes.
+    explicit basic_tape(const tape_options& options = {})
+        : options_(checked(options)),
+          owner_(std::this_thread::get_id()),
+          serial_(detail::next_tape_serial()),
+          tiles_(options_.tile_bytes) {}
+
+    basic_tape(const basic_tape&) = delete;
+    basic_tape& operator=(const basic_tape&) = delete;
+
+    ~basic_tape() {
+        if (active_slot() == this) active_slot() = nullptr;
+    }
+
+    // ---- which tape records -------------------------------------------------
+
+    /// The calling thread's active tape (created on first use).
+    static basic_tape& active() {
+        basic_tape* t = active_slot();
+        return t ? *t : thread_default();
+    }
+
+    /// Makes this tape the calling thread's active tape.
+    /// \throws usage_error if another tape is recording on this thread, or
+    /// this tape belongs to another thread.
+    void activate() {
+        check_owner("activate");
+        basic_tape* current = active_slot();
+        if (current && current != this && current->recording_)
+            throw usage_error("another tape is recording on this thread; call stop_recording() "
+                              "on it before activating a second tape");
+        active_slot() = this;
+    }
+
+    bool is_active() const noexcept { return active_slot() == this; }
+
+    // ---- recording ----------------------------------------------------------
+
+    /// Starts recording; also makes this tape the thread's active tape.
+    void start_recording() {
+        activate();
+        if (recording_)
+            throw usage_error("start_recording() called while already recording");
+        recording_ = true;
+    }
+    /// Stops recording. Calling it when not recording does nothing.
+    void stop_recording() {
+        check_owner("stop_recording");
+        recording_ = false;
+    }
+    bool is_recording() const noexcept { return recording_; }
+
+    /// Gives `x` a fresh identifier: it becomes an independent variable.
+    /// \requires the tape is recording.
+    void register_input(real_type& x) {
+        check_owner("register_input");
+        if (!recording_)
+            throw usage_error("register_input() called while not recording; call "
+                              "start_recording() first");
+        release(x.id_, x.tag_);
+        x.id_ = ids_.acquire();
+        x.tag_ = serial_;
+    }
+
+    /// Marks `y` as an output so that its adjoint can be seeded. A passive
+    /// `y` (computed from constants only) gets an identifier; its gradient is 0.
+    /// \throws usage_error if `y` belongs to another tape.
+    void register_output(real_type& y) {
+        check_owner("register_output");
+        check_ours(y, "register_output");
+        if (y.id_ == 0) {
+            y.id_ = ids_.acquire();
+            y.tag_ = serial_;
+        }
+    }
+
+    /// The point after the last record.
+    position get_position() const noexcept {
+        position p;
+        if (tiles_.size() != 0) {
+            p.tile = tiles_.size() - 1;
+            p.offset = std::size_t(cursor_ - tiles_[p.tile].data());
+        }
+        p.statements = statements_;
+        p.arguments = arguments_;
+        p.bytes = bytes_;
+        p.regions = regions_.size();
+        return p;
+    }
+
+    // ---- regions ------------------------------------------------------------
+
+    /// Opens a region at the current position; returns its index.
+    /// Prefer the RAII tapeflow::Region.
+    std::size_t begin_region(std::string_view label = {}) {
+        check_owner("begin_region");
+        return regions_.open(label, get_position());
+    }
+    /// Closes region `index` and any region opened inside it.
+    void end_region(std::size_t index) {
+        check_owner("end_region");
+        regions_.close(index, get_position());
+    }
+    /// The regions of the current recording, in the order they were opened.
+    const region_table& regions() const noexcept {
+        const_cast<region_table&>(regions_).touch_open(get_position());
+        return regions_;
+    }
+
+    // ---- adjoints -----------------------------------------------------------
+
+    /// Sets the adjoint of `y` (usually 1 for the output being differentiated).
+    /// \throws usage_error if `y` is passive or belongs to another tape.
+    void set_adjoint(const real_type& y, Scalar value) {
+        check_owner("set_adjoint");
+        check_ours(y, "set_adjoint");
+        if (y.id_ == 0)
+            throw usage_error("set_adjoint() on a passive variable; call register_output() "
+                              "on it first");
+        grow_adjoints();
+        adjoints_[y.id_] = value;
+    }
+    /// Adds to the adjoint of `y`.
+    void add_adjoint(const real_type& y, Scalar value) {
+        set_adjoint(y, adjoint(y) + value);
+    }
+    /// The adjoint of `x`; 0 for a passive variable (a constant).
+    /// \throws usage_error if `x` belongs to another tape.
+    Scalar adjoint(const real_type& x) const {
+        check_owner("adjoint");
+        check_ours(x, "adjoint");
+        return x.id_ < adjoints_.size() ? adjoints_[x.id_] : Scalar(0);
+    }
+    /// The adjoint of identifier `id` (as returned by Real::id()).
+    Scalar adjoint(identifier id) const {
+        check_owner("adjoint");
+        if (id >= ids_.capacity())
+            throw usage_error("adjoint(): identifier " + std::to_string(id) +
+                              " was never handed out by this tape");
+        return id < adjoints_.size() ? adjoints_[id] : Scalar(0);
+    }
+    /// Sets every adjoint to 0 (keeps the memory).
+    void clear_adjoints() noexcept {
+        for (Scalar& a : adjoints_) a = Scalar(0);
+    }
+
+    // ---- reverse sweep ------------------------------------------------------
+
+    /// Propagates adjoints from the end of the tape to its start.
+    void sweep() { sweep(get_position(), position{}); }
+    /// Propagates adjoints from the end of the tape back to `to`.
+    void sweep(const position& to) { sweep(get_position(), to); }
+    /// Propagates adjoints through the records between `to` and `from` (to <= from).
+    /// \throws usage_error while recording, or for positions not on the tape.
+    void sweep(const position& from, const position& to) {
+        check_owner("sweep");
+        if (recording_)
+            throw usage_error("sweep() called while recording; call stop_recording() first");
+        const position end = get_position();
+        if (end < from || from < to)
+            throw usage_error("sweep(from, to) needs to <= from <= the current position; "
+                              "positions taken before a reset are no longer valid");
+        if (from.statements == to.statements) return;
+        grow_adjoints();
+        Scalar* adjoint = adjoints_.data();
+        for (std::size_t t = from.tile + 1; t-- > to.tile;) {
+            const std::byte* base = tiles_[t].data();
+            const std::byte* cursor =
+                base + (t == from.tile ? from.offset
+                                       : (t + 1 == tiles_.size() ? std::size_t(cursor_ - base)
+                                                                 : tiles_[t].used()));
+            const std::byte* stop = base + (t == to.tile ? to.offset : 0);
+            sweep_records(cursor, stop, adjoint);
+        }
+    }
+
+    // ---- reset --------------------------------------------------------------
+
+    /// Empties the tape and zeroes the adjoints, keeping all memory for the
+    /// next recording. Live variables keep their identifiers; what they were
+    /// computed from is forgotten (they act as constants in the next recording).
+    void reset() {
+        check_owner("reset");
+        tiles_.truncate(0);
+        cursor_ = tile_end_ = nullptr;
+        statements_ = arguments_ = bytes_ = 0;
+        regions_.clear();
+        clear_adjoints();
+        ids_.reset_peak();
+    }
+    /// Drops the records after `to`; adjoints are kept (for checkpointing:
+    /// sweep back to `to`, reset to it, record again).
+    void reset(const position& to) {
+        check_owner("reset");
+        if (get_position() < to)
+            throw usage_error("reset(position) to a position beyond the end of the tape");
+        if (to.statements == 0) {
+            const auto adjoints = std::move(adjoints_);
+            reset();
+            adjoints_ = std::move(adjoints);
+            return;
+        }
+        tiles_.truncate(to.tile + 1);
+        tiles_[to.tile].set_used(to.offset);
+        cursor_ = tiles_[to.tile].data() + to.offset;
+        tile_end_ = tiles_[to.tile].data() + tiles_[to.tile].capacity();
+        statements_ = to.statements;
+        arguments_ = to.arguments;
+        bytes_ = to.bytes;
+        regions_.truncate(to);
+    }
+
+    // ---- information --------------------------------------------------------
+
+    tape_statistics statistics() const noexcept {
+        tape_statistics s;
+        s.statements = statements_;
+        s.arguments = arguments_;
+        s.record_bytes = bytes_;
+        s.tiles = tiles_.size();
+        s.tile_bytes = tiles_.tile_bytes();
+        s.allocated_bytes = tiles_.allocated() * tiles_.tile_bytes();
+        s.regions = regions_.size();
+        s.live_identifiers = ids_.live();
+        s.peak_identifiers = ids_.peak_live();
+        s.adjoint_bytes = adjoints_.capacity() * sizeof(Scalar);
+        return s;
+    }
+    const tape_options& options() const noexcept { return options_; }
+    /// Number that tags the variables of this tape (unique per process run).
+    std::uint32_t serial() const noexcept { return serial_; }
+
+    // ---- used by basic_real (the hot path; no checks here) -------------------
+
+    /// The calling thread's active tape, or nullptr if it has none.
+    static basic_tape*& active_slot() noexcept {
+        static thread_local basic_tape* slot = nullptr;
+        return slot;
+    }
+
+    /// Records `lhs = e`: one record with the distinct active operands of `e`.
+    template <class E>
+    TAPEFLOW_ALWAYS_INLINE void record(identifier& lhs, std::uint32_t& tag, const E& e) {
+        constexpr std::size_t n = E::leaf_count;
+        if constexpr (n == 0) {
+            release(lhs, tag);
+        } else {
+            detail::arg_buffer<Scalar, n> args;
+            if constexpr (debug_checks) args.expected_tag = serial_;
+            e.push(args, Scalar(1));
+            if constexpr (debug_checks)
+                if (args.foreign_tag != 0) throw_foreign();
+            if constexpr (n > 1 && n <= merge_limit) args.merge();
+            if (args.size == 0) {
+                release(lhs, tag);
+                return;
+            }
+            if (lhs == 0 || tag != serial_) {
+                lhs = ids_.acquire();
+                tag = serial_;
+            }
+            append(lhs, args.size, args.partials, args.ids);
+        }
+    }
+
+    /// Gives identifier `id` back if it belongs to this tape; sets it to 0.
+    TAPEFLOW_ALWAYS_INLINE void release(identifier& id, std::uint32_t tag) noexcept {
+        if (id != 0 && tag == serial_) ids_.release(id);
+        id = 0;
+    }
+
+private:
+    static tape_options checked(const tape_options& o) {
+        if (o.tile_bytes < min_tile_bytes)
+            throw usage_error("tape_options::tile_bytes = " + std::to_string(o.tile_bytes) +
+                              " is below the minimum of " + std::to_string(min_tile_bytes));
+        return o;
+    }
+
+    static basic_tape& thread_default() {
+        static thread_local basic_tape tape;
+        active_slot() = &tape;
+        return tape;
+    }
+
+    void check_owner(const char* what) const {
+        if (std::this_thread::get_id() != owner_)
+            throw usage_error(std::string(what) +
+                              "() called from a thread that does not own this tape; each "
+                              "thread records on its own tape (tapeflow::tape::active())");
+    }
+    void check_ours(const real_type& x, const char* what) const {
+        if (x.id_ != 0 && x.tag_ != serial_)
+            throw usage_error(std::string(what) +
+                              "(): the variable belongs to another tape (or to a tape that "
+                              "no longer exists); use the tape that recorded it");
+    }
+    [[noreturn]] void throw_foreign() const {
+        throw usage_error("an expression mixes variables of two tapes; every operand must "
+                          "come from the tape that is recording");
+    }
+
+    void grow_adjoints() {
+        if (adjoints_.size() < ids_.capacity()) adjoints_.resize(ids_.capacity(), Scalar(0));
+    }
+
+    TAPEFLOW_ALWAYS_INLINE void append(identifier lhs, std::uint32_t k, const Scalar* partials,
+                                       const identifier* ids) {
+        const std::size_t bytes = layout::size(k);
+        if (TAPEFLOW_UNLIKELY(std::size_t(tile_end_ - cursor_) < bytes)) next_tile(bytes);
+        layout::write(cursor_, lhs, k, partials, ids);
+        cursor_ += bytes;
+        ++statements_;
+        arguments_ += k;
+        bytes_ += bytes;
+    }
+
+    void next_tile(std::size_t bytes) {
+        if (bytes > tiles_.tile_bytes())
+            throw usage_error("a statement needs " + std::to_string(bytes) +
+                              " bytes but a tile holds " + std::to_string(tiles_.tile_bytes()) +
+                              "; raise tape_options::tile_bytes");
+        if (tiles_.size() != 0) {
+            tile& last = tiles_[tiles_.size() - 1];
+            last.set_used(std::size_t(cursor_ - last.data()));
+        }
+        tile& t = tiles_.push();
+        cursor_ = t.data();
+        tile_end_ = t.data() + t.capacity();
+    }
+
+    static void sweep_records(const std::byte* cursor, const std::byte* stop, Scalar* adjoint) {
+        while (cursor > stop) {
+            const record_header h = layout::header_before(cursor);
+            cursor -= layout::size(h.count);
+            const Scalar a = adjoint[h.lhs];
+            adjoint[h.lhs] = Scalar(0);
+            if (a != Scalar(0)) {
+                const std::byte* ids = cursor + layout::ids_offset(h.count);
+                for (std::uint32_t i = 0; i < h.count; ++i) {
+                    Scalar partial;
+                    identifier id;
+                    std::memcpy(&partial, cursor + i * sizeof(Scalar), sizeof(Scalar));
+                    std::memcpy(&id, ids + i * sizeof(identifier), sizeof(identifier));
+                    adjoint[id] += partial * a;
+                }
+            }
+        }
+    }
+
+    friend real_type;
+
+    tape_options options_;
+    std::thread::id owner_;
+    std::uint32_t serial_;
+    bool recording_ = false;
+
+    std::byte* cursor_ = nullptr;    // where the next record goes
+    std::byte* tile_end_ = nullptr;  // end of the current tile
+    std::uint64_t statements_ = 0;
+    std::uint64_t arguments_ = 0;
+    std::uint64_t bytes_ = 0;
+
+    tile_list tiles_;
+    identifier_pool ids_;
+    std::vector<Scalar> adjoints_;
+    region_table regions_;
+};
+
+}  // namespace tapeflow

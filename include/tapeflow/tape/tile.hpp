@@ -1,0 +1,85 @@
+// tapeflow/tape/tile.hpp - fixed-size blocks of tape bytes.
+//
+// The tape is a sequence of tiles; records are appended to the last one and
+// a record never straddles two tiles (when it does not fit, the rest of the
+// tile stays unused and the record starts the next tile):
+//
+//   tile 0                     tile 1                 tile 2 (current)
+//   +----+----+------+---+     +------+----+---+      +----+----+.........+
+//   | r0 | r1 |  r2  |///|     |  r3  | r4 |///|      | r5 | r6 |  free   |
+//   +----+----+------+---+     +------+----+---+      +----+----+.........+
+//                    used^                  used^               ^cursor
+//
+// tile_list owns the memory; reset() keeps every tile for the next
+// recording, so recording is allocation-free once the tape has grown.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <new>
+#include <vector>
+
+namespace tapeflow {
+
+/// One tile: `capacity` bytes aligned to a cache line; `used` bytes hold records.
+class tile {
+public:
+    static constexpr std::size_t alignment = 64;
+
+    explicit tile(std::size_t capacity)
+        : data_(static_cast<std::byte*>(::operator new(capacity, std::align_val_t{alignment}))),
+          capacity_(capacity) {}
+    tile(tile&& other) noexcept
+        : data_(other.data_), capacity_(other.capacity_), used_(other.used_) {
+        other.data_ = nullptr;
+    }
+    tile& operator=(tile&&) = delete;
+    tile(const tile&) = delete;
+    ~tile() {
+        if (data_) ::operator delete(data_, std::align_val_t{alignment});
+    }
+
+    std::byte* data() noexcept { return data_; }
+    const std::byte* data() const noexcept { return data_; }
+    std::size_t capacity() const noexcept { return capacity_; }
+    std::size_t used() const noexcept { return used_; }
+    void set_used(std::size_t bytes) noexcept { used_ = bytes; }
+
+private:
+    std::byte* data_;
+    std::size_t capacity_;
+    std::size_t used_ = 0;
+};
+
+/// The tiles of one tape, in recording order; keeps spare tiles after reset.
+class tile_list {
+public:
+    explicit tile_list(std::size_t tile_bytes) : tile_bytes_(tile_bytes) {}
+
+    std::size_t tile_bytes() const noexcept { return tile_bytes_; }
+    /// Tiles in use (the last one is the one being written).
+    std::size_t size() const noexcept { return in_use_; }
+    /// Tiles allocated, in use or spare.
+    std::size_t allocated() const noexcept { return tiles_.size(); }
+
+    tile& operator[](std::size_t i) noexcept { return tiles_[i]; }
+    const tile& operator[](std::size_t i) const noexcept { return tiles_[i]; }
+
+    /// Makes one more tile current (reusing a spare one) and returns it empty.
+    tile& push() {
+        if (in_use_ == tiles_.size()) tiles_.emplace_back(tile_bytes_);
+        tile& t = tiles_[in_use_++];
+        t.set_used(0);
+        return t;
+    }
+
+    /// Keeps the first `n` tiles in use; the rest become spare.
+    void truncate(std::size_t n) noexcept { in_use_ = n; }
+
+private:
+    std::vector<tile> tiles_;
+    std::size_t in_use_ = 0;
+    std::size_t tile_bytes_;
+};
+
+}  // namespace tapeflow

@@ -1,0 +1,42 @@
+// tapeflow/tapeflow.hpp - the header users include.
+//
+// Types to start with:
+//   tapeflow::Real    active double on the calling thread's tape. Swap it
+//                     for double in your (templated) code and call
+//                     tapeflow::gradient / value_and_gradient / jacobian.
+//   tapeflow::tape    the tape behind Real, for simulations that record
+//                     once and sweep many times (tape::active()).
+//   tapeflow::Region  RAII scope that groups records (a time step, a loop
+//                     body) for statistics.
+//   basic_real<float>, basic_real<long double> (RealF, RealL) and their
+//   tapes, for other precisions.
+//
+// Layout: expr/ builds expression trees and their partials, tape/ stores the
+// records in tiles and sweeps them; docs/ explains both.
+#pragma once
+
+#include "config.hpp"
+#include "drivers.hpp"
+#include "error.hpp"
+#include "expr/binary_functions.hpp"
+#include "expr/binary_operators.hpp"
+#include "expr/comparisons.hpp"
+#include "expr/unary_functions.hpp"
+#include "real.hpp"
+#include "std.hpp"
+#include "tape/region.hpp"
+#include "tape/tape.hpp"
+
+namespace tapeflow {
+
+using Real = basic_real<double>;
+using RealF = basic_real<float>;
+using RealL = basic_real<long double>;
+
+using tape = basic_tape<double>;
+using tape_f = basic_tape<float>;
+using tape_l = basic_tape<long double>;
+
+using Region = basic_region<double>;
+
+}  // namespace tapeflow
