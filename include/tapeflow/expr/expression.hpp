@@ -66,11 +66,15 @@ template <class... Ts>
 using enable_t = std::enable_if_t<enables_v<Ts...>, int>;
 
 /// Scalar type of the first expression among Ts.
+template <class T>
+struct scalar_type_of {
+    using type = typename T::scalar_type;
+};
 template <class... Ts>
 struct scalar_of;
 template <class T, class... Ts>
 struct scalar_of<T, Ts...> {
-    using type = typename std::conditional_t<is_expression_v<T>, T, scalar_of<Ts...>>::scalar_type;
+    using type = typename std::conditional_t<is_expression_v<T>, scalar_type_of<T>, scalar_of<Ts...>>::type;
 };
 template <class... Ts>
 using scalar_of_t = typename scalar_of<Ts...>::type;

@@ -7,8 +7,19 @@
 // therefore as long as the peak number of live variables, not the number
 // of statements.
 //
-//   acquire():  free list non-empty ? pop it : ++highest
-//   release(i): push i on the free list
+// A recycled identifier may be the lhs of records already on the tape. That
+// is harmless for a new statement (the sweep zeroes the lhs adjoint when it
+// passes the new record), but not for an input or an output, which get no
+// record: the sweep would carry their adjoint into the old statement. So the
+// pool keeps two free lists:
+//
+//   used_   freed since the tape was last emptied: only for statement lhs
+//   unused_ not the lhs of any record on the tape: for inputs and outputs
+//
+//   acquire():        used_ ? pop : unused_ ? pop : ++highest
+//   acquire_unused(): unused_ ? pop : ++highest
+//   release(i):       push on used_
+//   tape_emptied():   used_ moves to unused_
 #pragma once
 
 #include <cstddef>
@@ -22,27 +33,33 @@ namespace tapeflow {
 
 class identifier_pool {
 public:
-    /// A fresh identifier (never 0).
-    /// \throws tapeflow::error when 2^32-1 variables are alive at once.
+    /// An identifier for the lhs of a new record (never 0).
     identifier acquire() {
-        if (!free_.empty()) {
-            const identifier id = free_.back();
-            free_.pop_back();
-            if (++live_ > peak_live_) peak_live_ = live_;
-            return id;
-        }
+        if (!used_.empty()) return take(used_);
+        return acquire_unused();
+    }
+
+    /// An identifier that no record on the tape assigns (for inputs and outputs).
+    /// \throws tapeflow::error when 2^32-1 variables are alive at once.
+    identifier acquire_unused() {
+        if (!unused_.empty()) return take(unused_);
         if (highest_ == std::numeric_limits<identifier>::max())
             throw error("more than 4294967295 active variables are alive at once; "
                         "let temporaries go out of scope or use several tapes");
-        ++live_;
-        if (live_ > peak_live_) peak_live_ = live_;
+        count_live();
         return ++highest_;
     }
 
     /// Gives `id` back; the caller must own it.
     void release(identifier id) {
-        free_.push_back(id);
+        used_.push_back(id);
         --live_;
+    }
+
+    /// The tape no longer holds records: every free identifier is unused.
+    void tape_emptied() {
+        unused_.insert(unused_.end(), used_.begin(), used_.end());
+        used_.clear();
     }
 
     /// One past the largest identifier ever handed out: the adjoint vector size.
@@ -54,7 +71,18 @@ public:
     void reset_peak() noexcept { peak_live_ = live_; }
 
 private:
-    std::vector<identifier> free_;
+    identifier take(std::vector<identifier>& list) noexcept {
+        const identifier id = list.back();
+        list.pop_back();
+        count_live();
+        return id;
+    }
+    void count_live() noexcept {
+        if (++live_ > peak_live_) peak_live_ = live_;
+    }
+
+    std::vector<identifier> used_;
+    std::vector<identifier> unused_;
     identifier highest_ = 0;
     std::size_t live_ = 0;
     std::size_t peak_live_ = 0;

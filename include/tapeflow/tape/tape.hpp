@@ -125,7 +125,7 @@ public:
             throw usage_error("register_input() called while not recording; call "
                               "start_recording() first");
         release(x.id_, x.tag_);
-        x.id_ = ids_.acquire();
+        x.id_ = ids_.acquire_unused();  // see identifier_pool.hpp: no record may assign it
         x.tag_ = serial_;
     }
 
@@ -136,7 +136,7 @@ public:
         check_owner("register_output");
         check_ours(y, "register_output");
         if (y.id_ == 0) {
-            y.id_ = ids_.acquire();
+            y.id_ = ids_.acquire_unused();
             y.tag_ = serial_;
         }
     }
@@ -253,6 +253,7 @@ public:
         statements_ = arguments_ = bytes_ = 0;
         regions_.clear();
         clear_adjoints();
+        ids_.tape_emptied();
         ids_.reset_peak();
     }
     /// Drops the records after `to`; adjoints are kept (for checkpointing:
