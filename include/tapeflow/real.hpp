@@ -128,6 +128,9 @@ public:
 private:
     template <class E>
     TAPEFLOW_ALWAYS_INLINE void assign(const E& e) {
+        static_assert(std::is_same_v<typename E::scalar_type, Scalar>,
+                      "tapeflow: operands have different scalar types (e.g. basic_real<float> and "
+                      "basic_real<double>); convert one of them explicitly");
         const Scalar v = e.value();
         tape_type* tape = tape_type::active_slot();
         if (tape && tape->is_recording())

@@ -24,3 +24,10 @@ TEST_CASE("tiles are cache-line aligned and reused after truncate") {
     CHECK(again.used() == 0);           // but empty
     CHECK(tiles.allocated() == 3);
 }
+
+TEST_CASE("stream_copy copies a tile's bytes") {
+    tapeflow::tile from(4096), to(4096);
+    for (std::size_t i = 0; i < 4096; ++i) from.data()[i] = std::byte(i * 7 % 251);
+    tapeflow::stream_copy(to.data(), from.data(), 1000);  // not a multiple of 64
+    for (std::size_t i = 0; i < 1000; ++i) REQUIRE(to.data()[i] == from.data()[i]);
+}

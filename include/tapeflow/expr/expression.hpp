@@ -98,10 +98,9 @@ struct active_leaf {
     constexpr S value() const noexcept { return v; }
     template <class Sink>
     TAPEFLOW_ALWAYS_INLINE void push(Sink& sink, S w) const noexcept {
-        if (id != 0) {
-            if constexpr (debug_checks) sink.check_tag(tag);
-            sink.add(id, w);
-        }
+        if constexpr (debug_checks)
+            if (id != 0) sink.check_tag(tag);
+        sink.add(id, w);  // also when passive: the recorder drops identifier 0
     }
 };
 
@@ -139,7 +138,9 @@ constexpr auto value_of(const T& x) noexcept {
         return x;
 }
 
-/// Where a statement's (identifier, partial) pairs are collected, on the stack.
+/// Where a statement's (identifier, partial) pairs are collected, on the
+/// stack: one slot per active leaf of the expression, in tree order, passive
+/// leaves (identifier 0) included so that every slot index is a constant.
 template <class S, std::size_t N>
 struct arg_buffer {
     S partials[N];
@@ -155,23 +156,6 @@ struct arg_buffer {
     }
     void check_tag(std::uint32_t tag) noexcept {
         if (tag != expected_tag) foreign_tag = tag;
-    }
-
-    /// Merges repeated identifiers (adding their partials); returns the new size.
-    TAPEFLOW_ALWAYS_INLINE std::uint32_t merge() noexcept {
-        std::uint32_t m = 0;
-        for (std::uint32_t i = 0; i < size; ++i) {
-            std::uint32_t j = 0;
-            while (j < m && ids[j] != ids[i]) ++j;
-            if (j < m) {
-                partials[j] += partials[i];
-            } else {
-                ids[m] = ids[i];
-                partials[m] = partials[i];
-                ++m;
-            }
-        }
-        return size = m;
     }
 };
 

@@ -26,6 +26,7 @@
 #include <limits>
 #include <vector>
 
+#include "../config.hpp"
 #include "../error.hpp"
 #include "record.hpp"
 
@@ -43,18 +44,14 @@ public:
     /// \throws tapeflow::error when 2^32-1 variables are alive at once.
     identifier acquire_unused() {
         if (!unused_.empty()) return take(unused_);
-        if (highest_ == std::numeric_limits<identifier>::max())
+        if (TAPEFLOW_UNLIKELY(highest_ == std::numeric_limits<identifier>::max()))
             throw error("more than 4294967295 active variables are alive at once; "
                         "let temporaries go out of scope or use several tapes");
-        count_live();
         return ++highest_;
     }
 
     /// Gives `id` back; the caller must own it.
-    void release(identifier id) {
-        used_.push_back(id);
-        --live_;
-    }
+    void release(identifier id) { used_.push_back(id); }
 
     /// The tape no longer holds records: every free identifier is unused.
     void tape_emptied() {
@@ -65,27 +62,21 @@ public:
     /// One past the largest identifier ever handed out: the adjoint vector size.
     std::size_t capacity() const noexcept { return std::size_t(highest_) + 1; }
     /// Identifiers currently held by variables.
-    std::size_t live() const noexcept { return live_; }
-    /// Most identifiers held at once since construction or reset_peak().
-    std::size_t peak_live() const noexcept { return peak_live_; }
-    void reset_peak() noexcept { peak_live_ = live_; }
+    std::size_t live() const noexcept { return highest_ - used_.size() - unused_.size(); }
+    /// Most identifiers held at once. A new identifier is minted only when
+    /// none is free, i.e. when all are held, so this is the highest one.
+    std::size_t peak_live() const noexcept { return highest_; }
 
 private:
-    identifier take(std::vector<identifier>& list) noexcept {
+    static identifier take(std::vector<identifier>& list) noexcept {
         const identifier id = list.back();
         list.pop_back();
-        count_live();
         return id;
-    }
-    void count_live() noexcept {
-        if (++live_ > peak_live_) peak_live_ = live_;
     }
 
     std::vector<identifier> used_;
     std::vector<identifier> unused_;
     identifier highest_ = 0;
-    std::size_t live_ = 0;
-    std::size_t peak_live_ = 0;
 };
 
 }  // namespace tapeflow

@@ -13,7 +13,7 @@ struct position {
     std::size_t tile = 0;          ///< index of the tile
     std::size_t offset = 0;        ///< byte offset inside that tile
     std::uint64_t statements = 0;  ///< statements recorded before this point
-    std::uint64_t arguments = 0;   ///< (identifier, partial) pairs before this point
+    std::uint64_t arguments = 0;   ///< (partial, identifier) pairs before this point
     std::uint64_t bytes = 0;       ///< record bytes before this point
     std::size_t regions = 0;       ///< regions opened before this point
 

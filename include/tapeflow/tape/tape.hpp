@@ -25,6 +25,8 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstring>
+#include <memory>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -45,8 +47,13 @@ namespace tapeflow {
 
 /// Options of one tape, fixed at construction.
 struct tape_options {
-    /// Bytes per tile; a record never straddles two tiles. At least min_tile_bytes.
+    /// Bytes per tile; a record never straddles two tiles. At least
+    /// min_tile_bytes; rounded up to a multiple of 64.
     std::size_t tile_bytes = default_tile_bytes;
+    /// Record into a cache-resident scratchpad tile and move each full tile
+    /// to memory with non-temporal stores (true), or write records straight
+    /// into tiles in memory (false).
+    bool scratchpad = false;
 };
 
 namespace detail {
@@ -144,13 +151,14 @@ public:
     /// The point after the last record.
     position get_position() const noexcept {
         position p;
-        if (tiles_.size() != 0) {
-            p.tile = tiles_.size() - 1;
-            p.offset = std::size_t(cursor_ - tiles_[p.tile].data());
+        if (cursor_ != nullptr) {
+            p.tile = current_tile();
+            p.offset = std::size_t(cursor_ - tile_begin_);
         }
         p.statements = statements_;
-        p.arguments = arguments_;
-        p.bytes = bytes_;
+        p.bytes = bytes_before_tile_ + p.offset;
+        // every record is k pairs + one header: the pair count follows from the bytes
+        p.arguments = (p.bytes - p.statements * sizeof(record_header)) / layout::pair_bytes;
         p.regions = regions_.size();
         return p;
     }
@@ -231,11 +239,8 @@ public:
         grow_adjoints();
         Scalar* adjoint = adjoints_.data();
         for (std::size_t t = from.tile + 1; t-- > to.tile;) {
-            const std::byte* base = tiles_[t].data();
-            const std::byte* cursor =
-                base + (t == from.tile ? from.offset
-                                       : (t + 1 == tiles_.size() ? std::size_t(cursor_ - base)
-                                                                 : tiles_[t].used()));
+            const std::byte* base = tile_data(t);
+            const std::byte* cursor = base + (t == from.tile ? from.offset : tiles_[t].used());
             const std::byte* stop = base + (t == to.tile ? to.offset : 0);
             sweep_records(cursor, stop, adjoint);
         }
@@ -249,12 +254,12 @@ public:
     void reset() {
         check_owner("reset");
         tiles_.truncate(0);
-        cursor_ = tile_end_ = nullptr;
-        statements_ = arguments_ = bytes_ = 0;
+        cursor_ = tile_end_ = tile_begin_ = nullptr;
+        statements_ = 0;
+        bytes_before_tile_ = 0;
         regions_.clear();
         clear_adjoints();
         ids_.tape_emptied();
-        ids_.reset_peak();
     }
     /// Drops the records after `to`; adjoints are kept (for checkpointing:
     /// sweep back to `to`, reset to it, record again).
@@ -263,18 +268,24 @@ public:
         if (get_position() < to)
             throw usage_error("reset(position) to a position beyond the end of the tape");
         if (to.statements == 0) {
-            const auto adjoints = std::move(adjoints_);
+            auto adjoints = std::move(adjoints_);
             reset();
             adjoints_ = std::move(adjoints);
             return;
         }
-        tiles_.truncate(to.tile + 1);
-        tiles_[to.tile].set_used(to.offset);
-        cursor_ = tiles_[to.tile].data() + to.offset;
-        tile_end_ = tiles_[to.tile].data() + tiles_[to.tile].capacity();
+        if (to.tile != current_tile()) {  // the position is in an earlier tile: reopen it
+            if (options_.scratchpad) {
+                std::memcpy(scratch_->data(), tiles_[to.tile].data(), to.offset);
+                tiles_.truncate(to.tile);
+            } else {
+                tiles_.truncate(to.tile + 1);
+                tile_begin_ = tiles_[to.tile].data();
+            }
+            tile_end_ = tile_begin_ + tiles_.tile_bytes();
+        }
+        cursor_ = tile_begin_ + to.offset;
         statements_ = to.statements;
-        arguments_ = to.arguments;
-        bytes_ = to.bytes;
+        bytes_before_tile_ = to.bytes - to.offset;
         regions_.truncate(to);
     }
 
@@ -282,12 +293,13 @@ public:
 
     tape_statistics statistics() const noexcept {
         tape_statistics s;
-        s.statements = statements_;
-        s.arguments = arguments_;
-        s.record_bytes = bytes_;
-        s.tiles = tiles_.size();
+        const position end = get_position();
+        s.statements = end.statements;
+        s.arguments = end.arguments;
+        s.record_bytes = end.bytes;
+        s.tiles = cursor_ ? current_tile() + 1 : 0;
         s.tile_bytes = tiles_.tile_bytes();
-        s.allocated_bytes = tiles_.allocated() * tiles_.tile_bytes();
+        s.allocated_bytes = (tiles_.allocated() + (scratch_ ? 1 : 0)) * tiles_.tile_bytes();
         s.regions = regions_.size();
         s.live_identifiers = ids_.live();
         s.peak_identifiers = ids_.peak_live();
@@ -318,8 +330,11 @@ public:
             e.push(args, Scalar(1));
             if constexpr (debug_checks)
                 if (args.foreign_tag != 0) throw_foreign();
-            if constexpr (n > 1 && n <= merge_limit) args.merge();
-            if (args.size == 0) {
+            constexpr std::size_t most = layout::size(n);
+            if (TAPEFLOW_UNLIKELY(std::size_t(tile_end_ - cursor_) < most)) next_tile(most);
+            std::byte* const at = cursor_;
+            const std::uint32_t k = write_pairs(at, args);
+            if (TAPEFLOW_UNLIKELY(k == 0)) {  // every operand was passive
                 release(lhs, tag);
                 return;
             }
@@ -327,7 +342,9 @@ public:
                 lhs = ids_.acquire();
                 tag = serial_;
             }
-            append(lhs, args.size, args.partials, args.ids);
+            layout::write_header(at, lhs, k);
+            cursor_ = at + layout::size(k);
+            ++statements_;
         }
     }
 
@@ -338,11 +355,22 @@ public:
     }
 
 private:
-    static tape_options checked(const tape_options& o) {
+    static tape_options checked(tape_options o) {
         if (o.tile_bytes < min_tile_bytes)
             throw usage_error("tape_options::tile_bytes = " + std::to_string(o.tile_bytes) +
                               " is below the minimum of " + std::to_string(min_tile_bytes));
+        o.tile_bytes = (o.tile_bytes + 63) & ~std::size_t(63);
         return o;
+    }
+
+    // Tiles 0 .. tiles_.size()-1 are in memory. With the scratchpad, the tile
+    // being written is the scratchpad and has index tiles_.size(); without
+    // it, the tile being written is the last tile in memory.
+    std::size_t current_tile() const noexcept {
+        return options_.scratchpad ? tiles_.size() : tiles_.size() - 1;
+    }
+    const std::byte* tile_data(std::size_t t) const noexcept {
+        return (options_.scratchpad && t == tiles_.size()) ? scratch_->data() : tiles_[t].data();
     }
 
     static basic_tape& thread_default() {
@@ -372,15 +400,30 @@ private:
         if (adjoints_.size() < ids_.capacity()) adjoints_.resize(ids_.capacity(), Scalar(0));
     }
 
-    TAPEFLOW_ALWAYS_INLINE void append(identifier lhs, std::uint32_t k, const Scalar* partials,
-                                       const identifier* ids) {
-        const std::size_t bytes = layout::size(k);
-        if (TAPEFLOW_UNLIKELY(std::size_t(tile_end_ - cursor_) < bytes)) next_tile(bytes);
-        layout::write(cursor_, lhs, k, partials, ids);
-        cursor_ += bytes;
-        ++statements_;
-        arguments_ += k;
-        bytes_ += bytes;
+    // Stores the pairs of `args` at `at`, dropping passive slots and merging
+    // repeated identifiers (adding their partials); returns k. Each slot is
+    // compared with the pairs already stored; the branches repeat from one
+    // statement of a loop to the next, so they predict well.
+    template <std::size_t N>
+    static TAPEFLOW_ALWAYS_INLINE std::uint32_t write_pairs(std::byte* at,
+                                                            const detail::arg_buffer<Scalar, N>& args) {
+        std::uint32_t k = 0;
+#pragma GCC unroll 16
+        for (std::size_t i = 0; i < N; ++i) {
+            const identifier id = args.ids[i];
+            if (id == 0) continue;
+            bool merged = false;
+            if constexpr (N > 1 && N <= merge_limit) {
+                for (std::uint32_t j = 0; j < k; ++j)
+                    if (layout::id(at, j) == id) {
+                        layout::add_partial(at, j, args.partials[i]);
+                        merged = true;
+                        break;
+                    }
+            }
+            if (!merged) layout::write_pair(at, k++, args.partials[i], id);
+        }
+        return k;
     }
 
     void next_tile(std::size_t bytes) {
@@ -388,13 +431,25 @@ private:
             throw usage_error("a statement needs " + std::to_string(bytes) +
                               " bytes but a tile holds " + std::to_string(tiles_.tile_bytes()) +
                               "; raise tape_options::tile_bytes");
-        if (tiles_.size() != 0) {
-            tile& last = tiles_[tiles_.size() - 1];
-            last.set_used(std::size_t(cursor_ - last.data()));
+        if (cursor_ != nullptr) {  // close the tile being written
+            const std::size_t used = std::size_t(cursor_ - tile_begin_);
+            if (options_.scratchpad) {
+                tile& t = tiles_.push();
+                stream_copy(t.data(), tile_begin_, used);
+                t.set_used(used);
+            } else {
+                tiles_[tiles_.size() - 1].set_used(used);
+            }
+            bytes_before_tile_ += used;
         }
-        tile& t = tiles_.push();
-        cursor_ = t.data();
-        tile_end_ = t.data() + t.capacity();
+        if (options_.scratchpad) {
+            if (!scratch_) scratch_ = std::make_unique<tile>(tiles_.tile_bytes());
+            tile_begin_ = scratch_->data();
+        } else {
+            tile_begin_ = tiles_.push().data();
+        }
+        cursor_ = tile_begin_;
+        tile_end_ = tile_begin_ + tiles_.tile_bytes();
     }
 
     static void sweep_records(const std::byte* cursor, const std::byte* stop, Scalar* adjoint) {
@@ -403,16 +458,9 @@ private:
             cursor -= layout::size(h.count);
             const Scalar a = adjoint[h.lhs];
             adjoint[h.lhs] = Scalar(0);
-            if (a != Scalar(0)) {
-                const std::byte* ids = cursor + layout::ids_offset(h.count);
-                for (std::uint32_t i = 0; i < h.count; ++i) {
-                    Scalar partial;
-                    identifier id;
-                    std::memcpy(&partial, cursor + i * sizeof(Scalar), sizeof(Scalar));
-                    std::memcpy(&id, ids + i * sizeof(identifier), sizeof(identifier));
-                    adjoint[id] += partial * a;
-                }
-            }
+            if (a != Scalar(0))
+                for (std::uint32_t i = 0; i < h.count; ++i)
+                    adjoint[layout::id(cursor, i)] += layout::partial(cursor, i) * a;
         }
     }
 
@@ -423,13 +471,14 @@ private:
     std::uint32_t serial_;
     bool recording_ = false;
 
-    std::byte* cursor_ = nullptr;    // where the next record goes
-    std::byte* tile_end_ = nullptr;  // end of the current tile
+    std::byte* cursor_ = nullptr;      // where the next record goes (nullptr: no tile yet)
+    std::byte* tile_end_ = nullptr;    // end of the tile being written
+    std::byte* tile_begin_ = nullptr;  // start of the tile being written
     std::uint64_t statements_ = 0;
-    std::uint64_t arguments_ = 0;
-    std::uint64_t bytes_ = 0;
+    std::uint64_t bytes_before_tile_ = 0;  // record bytes in the tiles before the current one
 
     tile_list tiles_;
+    std::unique_ptr<tile> scratch_;  // the cache-resident tile being written
     identifier_pool ids_;
     std::vector<Scalar> adjoints_;
     region_table regions_;

@@ -15,9 +15,14 @@
 #pragma once
 
 #include <cstddef>
+#include <cstring>
 #include <memory>
 #include <new>
 #include <vector>
+
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
 
 namespace tapeflow {
 
@@ -50,6 +55,28 @@ private:
     std::size_t capacity_;
     std::size_t used_ = 0;
 };
+
+/// Copies `bytes` from a cache-resident tile to a tile in memory with
+/// non-temporal stores: the destination lines are not read first (no
+/// read-for-ownership) and do not evict the cache. Both pointers must be
+/// 64-byte aligned; up to 63 bytes past `bytes` may be copied (tiles are
+/// multiples of 64 bytes, so this stays inside them).
+inline void stream_copy(std::byte* dst, const std::byte* src, std::size_t bytes) noexcept {
+    const std::size_t rounded = (bytes + 63) & ~std::size_t(63);
+#if defined(__AVX__)
+    for (std::size_t i = 0; i < rounded; i += 32)
+        _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + i),
+                            _mm256_load_si256(reinterpret_cast<const __m256i*>(src + i)));
+    _mm_sfence();
+#elif defined(__SSE2__)
+    for (std::size_t i = 0; i < rounded; i += 16)
+        _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i),
+                         _mm_load_si128(reinterpret_cast<const __m128i*>(src + i)));
+    _mm_sfence();
+#else
+    std::memcpy(dst, src, rounded);
+#endif
+}
 
 /// The tiles of one tape, in recording order; keeps spare tiles after reset.
 class tile_list {

@@ -1,0 +1,34 @@
+// bench/harness/kernel.hpp - what a benchmark kernel provides.
+//
+// A kernel is a struct with
+//
+//   static constexpr const char* name;               // "heat", "gmm", ...
+//   std::vector<double> inputs() const;              // the point x (deterministic)
+//   template <class T> T operator()(const std::vector<T>& x) const;
+//                                                    // f(x), written ONCE for every
+//                                                    // number type: double, tapeflow::Real,
+//                                                    // adouble (ADOL-C), Sacado::Rad::ADvar
+//   double adjoint(const std::vector<double>& x, std::vector<double>& g) const;
+//                                                    // hand-written reverse mode:
+//                                                    // returns f(x), writes grad f into g
+//
+// Kernels call math functions unqualified after `using std::exp;` etc., so
+// that argument-dependent lookup finds each tool's overloads.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace bench {
+
+/// n uniform numbers in [lo, hi), reproducible from `seed`.
+inline std::vector<double> uniform(std::size_t n, double lo, double hi, std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> dist(lo, hi);
+    std::vector<double> v(n);
+    for (auto& x : v) x = dist(rng);
+    return v;
+}
+
+}  // namespace bench

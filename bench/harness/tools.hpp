@@ -1,0 +1,70 @@
+// bench/harness/tools.hpp - one way to compute a gradient = one tool.
+//
+// A tool is a struct with
+//   static constexpr const char* name;
+//   template <class K> double gradient(const K&, const std::vector<double>& x,
+//                                      std::vector<double>& g);   // returns f(x)
+//   tool_stats stats() const;    // what the last gradient recorded (0 = unknown)
+//
+// A gradient is the whole job a user pays for: fresh inputs, reset, record,
+// seed, sweep, read all adjoints.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <tapeflow/tapeflow.hpp>
+
+namespace bench {
+
+struct tool_stats {
+    double statements = 0;   // records (tapeflow) or elementary operations (ADOL-C)
+    double arguments = 0;    // (identifier, partial) pairs
+    double tape_bytes = 0;   // bytes of tape written by one gradient
+    double peak_bytes = 0;   // peak resident tape memory (tape + adjoints)
+};
+
+/// tapeflow through the explicit tape API. Each benchmark gets its own tape
+/// (so its memory statistics are its own) and reuses it across iterations.
+struct tapeflow_tool {
+    static constexpr const char* name = "tapeflow";
+    tapeflow::tape tape;               // declared first: destroyed after x
+    std::vector<tapeflow::Real> x;
+
+    template <class K>
+    double gradient(const K& kernel, const std::vector<double>& xd, std::vector<double>& g) {
+        tape.reset();
+        tape.start_recording();  // also makes it the thread's active tape
+        x.resize(xd.size());
+        for (std::size_t i = 0; i < xd.size(); ++i) {
+            x[i] = xd[i];
+            tape.register_input(x[i]);
+        }
+        tapeflow::Real y = kernel(x);
+        tape.register_output(y);
+        tape.stop_recording();
+        tape.set_adjoint(y, 1.0);
+        tape.sweep();
+        g.resize(xd.size());
+        for (std::size_t i = 0; i < xd.size(); ++i) g[i] = tape.adjoint(x[i]);
+        return y.value();
+    }
+
+    tool_stats stats() const {
+        const auto s = tape.statistics();
+        return {double(s.statements), double(s.arguments), double(s.record_bytes),
+                double(s.allocated_bytes + s.adjoint_bytes)};
+    }
+};
+
+/// The kernel's hand-written adjoint: the speed of light for a tape-free gradient.
+struct hand_tool {
+    static constexpr const char* name = "hand";
+    template <class K>
+    double gradient(const K& kernel, const std::vector<double>& x, std::vector<double>& g) {
+        return kernel.adjoint(x, g);
+    }
+    tool_stats stats() const { return {}; }
+};
+
+}  // namespace bench

@@ -1,0 +1,157 @@
+// bench/main.cpp - the benchmark harness: every kernel with every tool.
+//
+//   tapeflow_bench [--check-only] [Google Benchmark flags]
+//
+// Before timing anything, each tool's gradient is checked against the
+// hand-written adjoint and that against finite differences; a mismatch
+// ends the run with exit code 1. Benchmarks are named <kernel>/<tool>;
+// <kernel>/primal times f(x) with double.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "harness/check.hpp"
+#include "harness/tools.hpp"
+#include "kernels/heat.hpp"
+#ifdef TAPEFLOW_BENCH_ADOLC
+#include "harness/adolc_tool.hpp"
+#endif
+#ifdef TAPEFLOW_BENCH_SACADO
+#include "harness/sacado_tool.hpp"
+#endif
+#include "kernels/all.hpp"
+
+namespace bench {
+namespace {
+
+template <class F>
+double median_seconds(F&& f, int runs) {
+    std::vector<double> t;
+    for (int r = 0; r < runs; ++r) {
+        const auto start = std::chrono::steady_clock::now();
+        f();
+        t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+    std::nth_element(t.begin(), t.begin() + runs / 2, t.end());
+    return t[runs / 2];
+}
+
+template <class Tool, class K>
+void run_tool(benchmark::State& state, const K& kernel, double primal_seconds) {
+    const std::vector<double> x = kernel.inputs();
+    std::vector<double> g;
+    Tool tool;
+    tool.gradient(kernel, x, g);  // warm-up: the tape grows to its size here
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(tool.gradient(kernel, x, g));
+        benchmark::ClobberMemory();
+    }
+    const tool_stats s = tool.stats();
+    using C = benchmark::Counter;
+    state.counters["statements"] = s.statements;
+    state.counters["arguments"] = s.arguments;
+    state.counters["tape_bytes_per_statement"] = s.statements > 0 ? s.tape_bytes / s.statements : 0;
+    state.counters["peak_tape_bytes"] = C(s.peak_bytes, C::kDefaults, C::kIs1024);
+    if (s.statements > 0)  // seconds per statement (the value is inverted per iteration)
+        state.counters["s_per_statement"] = C(s.statements, C::kIsIterationInvariantRate | C::kInvert);
+    // time per gradient / primal time measured just before in this process
+    state.counters["gradient_over_primal"] = C(primal_seconds, C::kIsIterationInvariantRate | C::kInvert);
+}
+
+template <class Tool, class K>
+bool check_tool(const K& kernel, const std::vector<double>& reference, std::string& report) {
+    std::vector<double> g;
+    Tool tool;
+    tool.gradient(kernel, kernel.inputs(), g);
+    const double d = relative_difference(g, reference);
+    char line[200];
+    std::snprintf(line, sizeof line, "  %s/%s: max relative difference to hand = %.1e\n", K::name,
+                  Tool::name, d);
+    report += line;
+    return d < 1e-10;
+}
+
+template <class K>
+bool add_kernel(const K& kernel) {
+    std::string report;
+    const std::vector<double> x = kernel.inputs();
+    std::vector<double> reference;
+    const double f_hand = kernel.adjoint(x, reference);
+    const double f_primal = kernel(x);
+    bool ok = std::fabs(f_hand - f_primal) <= 1e-12 * std::max(1.0, std::fabs(f_primal));
+    if (!ok) report += "  hand-written adjoint returns a different f(x) than the primal\n";
+    ok = check_against_finite_differences(kernel, reference, report) && ok;
+    ok = check_tool<tapeflow_tool>(kernel, reference, report) && ok;
+#ifdef TAPEFLOW_BENCH_ADOLC
+    if constexpr (K::adolc) ok = check_tool<adolc_tool>(kernel, reference, report) && ok;
+#endif
+#ifdef TAPEFLOW_BENCH_SACADO
+    ok = check_tool<sacado_tool>(kernel, reference, report) && ok;
+#endif
+    std::fprintf(stderr, "%s gradient check: %s\n%s", K::name, ok ? "ok" : "MISMATCH", report.c_str());
+
+    const double primal = median_seconds([&] { benchmark::DoNotOptimize(kernel(x)); }, 15);
+    const std::string name = K::name;
+    benchmark::RegisterBenchmark((name + "/primal").c_str(), [kernel, x](benchmark::State& state) {
+        for (auto _ : state) benchmark::DoNotOptimize(kernel(x));
+    })->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark((name + "/tapeflow").c_str(), [kernel, primal](benchmark::State& s) {
+        run_tool<tapeflow_tool>(s, kernel, primal);
+    })->Unit(benchmark::kMillisecond);
+#ifdef TAPEFLOW_BENCH_ADOLC
+    if constexpr (K::adolc)
+        benchmark::RegisterBenchmark((name + "/adolc").c_str(), [kernel, primal](benchmark::State& s) {
+            run_tool<adolc_tool>(s, kernel, primal);
+        })->Unit(benchmark::kMillisecond);
+    else
+        std::fprintf(stderr, "%s: ADOL-C skipped (%s)\n", K::name, K::adolc_note);
+#endif
+#ifdef TAPEFLOW_BENCH_SACADO
+    benchmark::RegisterBenchmark((name + "/sacado").c_str(), [kernel, primal](benchmark::State& s) {
+        run_tool<sacado_tool>(s, kernel, primal);
+    })->Unit(benchmark::kMillisecond);
+#endif
+    benchmark::RegisterBenchmark((name + "/hand").c_str(), [kernel, primal](benchmark::State& s) {
+        run_tool<hand_tool>(s, kernel, primal);
+    })->Unit(benchmark::kMillisecond);
+    return ok;
+}
+
+}  // namespace
+}  // namespace bench
+
+int main(int argc, char** argv) {
+    bool check_only = false;
+    std::vector<char*> args;
+    for (int i = 0; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--check-only") == 0)
+            check_only = true;
+        else
+            args.push_back(argv[i]);
+    }
+    int n = int(args.size());
+    benchmark::Initialize(&n, args.data());
+#ifdef TAPEFLOW_BENCH_ADOLC
+    const bench::adolc_directory adolc_files;  // private cwd for ADOL-C's tapes
+#endif
+#ifndef TAPEFLOW_BENCH_ADOLC
+    std::fprintf(stderr, "ADOL-C not found at build time: its benchmarks are skipped\n");
+#endif
+#ifndef TAPEFLOW_BENCH_SACADO
+    std::fprintf(stderr, "Sacado not found at build time: its benchmarks are skipped\n");
+#endif
+    const bool ok = bench::for_each_kernel([](const auto& k) { return bench::add_kernel(k); });
+    if (!ok) {
+        std::fprintf(stderr, "gradient check FAILED: not timing anything\n");
+        return 1;
+    }
+    if (check_only) return 0;
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}

@@ -1,0 +1,17 @@
+# Runs PROGRAM and compares its standard output with the README block that
+# follows the line "<!-- output of examples/quick_start.cpp -->".
+execute_process(COMMAND ${PROGRAM} OUTPUT_VARIABLE actual RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "${PROGRAM} exited with ${rc}")
+endif()
+file(READ ${README} readme)
+string(FIND "${readme}" "<!-- output of examples/quick_start.cpp -->" at)
+if(at EQUAL -1)
+  message(FATAL_ERROR "README.md has no quick start output marker")
+endif()
+string(SUBSTRING "${readme}" ${at} -1 rest)
+string(REGEX MATCH "```text\n([^`]*)```" block "${rest}")
+set(expected "${CMAKE_MATCH_1}")
+if(NOT actual STREQUAL expected)
+  message(FATAL_ERROR "README output differs from the program's.\n--- README:\n${expected}--- program:\n${actual}")
+endif()
