@@ -47,7 +47,14 @@ public:
         if (TAPEFLOW_UNLIKELY(highest_ == std::numeric_limits<identifier>::max()))
             throw error("more than 4294967295 active variables are alive at once; "
                         "let temporaries go out of scope or use several tapes");
-        return ++highest_;
+        ++highest_;
+        // Keep room for every identifier in both free lists, so that releases
+        // and resets never allocate once the tape has grown (amortized here).
+        if (TAPEFLOW_UNLIKELY(unused_.capacity() < highest_)) {
+            unused_.reserve(2 * std::size_t(highest_));
+            used_.reserve(2 * std::size_t(highest_));
+        }
+        return highest_;
     }
 
     /// Gives `id` back; the caller must own it.
