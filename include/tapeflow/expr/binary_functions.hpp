@@ -25,13 +25,15 @@ struct pow_op {
 };
 struct atan2_op {
     template <class S> static S value(S y, S x) { return std::atan2(y, x); }
+    // x / (x^2 + y^2) as (x / h) / h with h = hypot(x, y): no overflow or
+    // underflow of the squares at large or tiny |x|, |y|.
     template <class S> static S d_a(S y, S x, S) {
-        const S n = x * x + y * y;
-        return n == 0 ? S(0) : x / n;
+        const S h = std::hypot(x, y);
+        return h == 0 ? S(0) : x / h / h;
     }
     template <class S> static S d_b(S y, S x, S) {
-        const S n = x * x + y * y;
-        return n == 0 ? S(0) : -y / n;
+        const S h = std::hypot(x, y);
+        return h == 0 ? S(0) : -y / h / h;
     }
 };
 struct hypot_op {

@@ -17,8 +17,10 @@ S digamma(S x) noexcept {
     const S pi = S(3.141592653589793238462643383279502884L);
     S result = 0;
     if (x < 0) {
-        // Reflection: psi(1 - x) - psi(x) = pi / tan(pi x).
-        result -= pi / std::tan(pi * x);
+        // Reflection: psi(1 - x) - psi(x) = pi / tan(pi x). tan has period pi:
+        // use the exact x - round(x) in [-1/2, 1/2] so that pi * x does not
+        // lose the distance to the pole.
+        result -= pi / std::tan(pi * (x - std::round(x)));
         x = 1 - x;
     }
     // Recurrence psi(x) = psi(x + 1) - 1/x up to where the asymptotic series

@@ -110,7 +110,7 @@ struct asinh_op {
 };
 struct acosh_op {
     template <class S> static S value(S x) { return std::acosh(x); }
-    template <class S> static S d(S x, S) { return S(1) / std::sqrt((x - S(1)) * (x + S(1))); }
+    template <class S> static S d(S x, S) { return S(1) / (std::sqrt(x - S(1)) * std::sqrt(x + S(1))); }
 };
 struct atanh_op {
     template <class S> static S value(S x) { return std::atanh(x); }

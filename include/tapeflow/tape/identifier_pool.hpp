@@ -16,14 +16,16 @@
 //   used_   freed since the tape was last emptied: only for statement lhs
 //   unused_ not the lhs of any record on the tape: for inputs and outputs
 //
-//   acquire():        used_ ? pop : unused_ ? pop : ++highest
-//   acquire_unused(): unused_ ? pop : ++highest
-//   release(i):       push on used_
+//   acquire():        used_ ? pop : unused_ ? pop : mint ++highest
+//   acquire_unused(): unused_ ? pop : mint ++highest
+//   release(i):       push on used_ (never allocates: room for every identifier)
 //   tape_emptied():   used_ moves to unused_
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include "../config.hpp"
@@ -34,55 +36,65 @@ namespace tapeflow {
 
 class identifier_pool {
 public:
+    identifier_pool() = default;
+    identifier_pool(const identifier_pool&) = delete;
+    identifier_pool& operator=(const identifier_pool&) = delete;
+
     /// An identifier for the lhs of a new record (never 0).
-    identifier acquire() {
-        if (!used_.empty()) return take(used_);
+    TAPEFLOW_ALWAYS_INLINE identifier acquire() {
+        if (used_size_ != 0) return used_[--used_size_];
         return acquire_unused();
     }
 
     /// An identifier that no record on the tape assigns (for inputs and outputs).
     /// \throws tapeflow::error when 2^32-1 variables are alive at once.
     identifier acquire_unused() {
-        if (!unused_.empty()) return take(unused_);
-        if (TAPEFLOW_UNLIKELY(highest_ == std::numeric_limits<identifier>::max()))
-            throw error("more than 4294967295 active variables are alive at once; "
-                        "let temporaries go out of scope or use several tapes");
-        ++highest_;
-        // Keep room for every identifier in both free lists, so that releases
-        // and resets never allocate once the tape has grown (amortized here).
-        if (TAPEFLOW_UNLIKELY(unused_.capacity() < highest_)) {
-            unused_.reserve(2 * std::size_t(highest_));
-            used_.reserve(2 * std::size_t(highest_));
+        if (!unused_.empty()) {
+            const identifier id = unused_.back();
+            unused_.pop_back();
+            return id;
         }
-        return highest_;
+        return mint();
     }
 
-    /// Gives `id` back; the caller must own it.
-    void release(identifier id) { used_.push_back(id); }
+    /// Gives `id` back; the caller must own it. Never allocates: the used
+    /// list has room for every identifier ever minted.
+    TAPEFLOW_ALWAYS_INLINE void release(identifier id) noexcept { used_[used_size_++] = id; }
 
     /// The tape no longer holds records: every free identifier is unused.
     void tape_emptied() {
-        unused_.insert(unused_.end(), used_.begin(), used_.end());
-        used_.clear();
+        unused_.insert(unused_.end(), used_.get(), used_.get() + used_size_);
+        used_size_ = 0;
     }
 
     /// One past the largest identifier ever handed out: the adjoint vector size.
     std::size_t capacity() const noexcept { return std::size_t(highest_) + 1; }
     /// Identifiers currently held by variables.
-    std::size_t live() const noexcept { return highest_ - used_.size() - unused_.size(); }
+    std::size_t live() const noexcept { return highest_ - used_size_ - unused_.size(); }
     /// Most identifiers held at once. A new identifier is minted only when
     /// none is free, i.e. when all are held, so this is the highest one.
     std::size_t peak_live() const noexcept { return highest_; }
 
 private:
-    static identifier take(std::vector<identifier>& list) noexcept {
-        const identifier id = list.back();
-        list.pop_back();
-        return id;
+    TAPEFLOW_COLD identifier mint() {
+        if (TAPEFLOW_UNLIKELY(highest_ == std::numeric_limits<identifier>::max()))
+            throw error("more than 4294967295 active variables are alive at once; "
+                        "let temporaries go out of scope or use several tapes");
+        ++highest_;
+        if (TAPEFLOW_UNLIKELY(highest_ > room_)) {  // amortized: doubles the room
+            room_ = 2 * std::size_t(highest_);
+            auto grown = std::make_unique<identifier[]>(room_);
+            std::copy(used_.get(), used_.get() + used_size_, grown.get());
+            used_ = std::move(grown);
+            unused_.reserve(room_);
+        }
+        return highest_;
     }
 
-    std::vector<identifier> used_;
-    std::vector<identifier> unused_;
+    std::unique_ptr<identifier[]> used_;  // stack of used_size_ entries, room_ long
+    std::size_t used_size_ = 0;
+    std::size_t room_ = 0;
+    std::vector<identifier> unused_;      // capacity >= room_, so resets never allocate
     identifier highest_ = 0;
 };
 

@@ -391,7 +391,7 @@ private:
                               "(): the variable belongs to another tape (or to a tape that "
                               "no longer exists); use the tape that recorded it");
     }
-    [[noreturn]] void throw_foreign() const {
+    [[noreturn]] TAPEFLOW_COLD void throw_foreign() const {
         throw usage_error("an expression mixes variables of two tapes; every operand must "
                           "come from the tape that is recording");
     }
@@ -426,7 +426,7 @@ private:
         return k;
     }
 
-    void next_tile(std::size_t bytes) {
+    TAPEFLOW_COLD void next_tile(std::size_t bytes) {
         if (bytes > tiles_.tile_bytes())
             throw usage_error("a statement needs " + std::to_string(bytes) +
                               " bytes but a tile holds " + std::to_string(tiles_.tile_bytes()) +
