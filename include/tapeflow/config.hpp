@@ -7,7 +7,8 @@
 #include <cstddef>
 
 #ifndef TAPEFLOW_TILE_BYTES
-// 128 KiB: two tiles (the double-buffered scratchpad) fit in a 512 KiB L2.
+// 128 KiB: a few tiles (the one being written, the one being read) fit in a
+// 512 KiB L2.
 #define TAPEFLOW_TILE_BYTES (128u * 1024u)
 #endif
 

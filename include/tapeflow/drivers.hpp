@@ -9,10 +9,11 @@
 //   auto f = [](const std::vector<tapeflow::Real>& x) { return x[0] * x[1] + sin(x[0]); };
 //   std::vector<double> g = tapeflow::gradient(f, {1.0, 2.0});   // {2 + cos 1, 1}
 //
-// \throws usage_error if the active tape is already recording (nested calls:
-// use a separate tapeflow::tape for the inner computation).
+// \throws usage_error if the active tape is already recording: nested calls
+// (a gradient inside the function being differentiated) are not supported.
 #pragma once
 
+#include <initializer_list>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -38,8 +39,9 @@ public:
     explicit recording_scope(basic_tape<Scalar>& tape, const char* caller) : tape_(tape) {
         if (tape.is_recording())
             throw usage_error(std::string(caller) +
-                              "() called while the active tape is recording (a nested call?); "
-                              "record the inner computation on its own tapeflow::tape");
+                              "() called while the active tape is recording: nested calls are not "
+                              "supported; compute the inner derivative before or after the outer "
+                              "recording");
         tape.reset();
         tape.start_recording();
     }
@@ -98,6 +100,16 @@ std::vector<Scalar> gradient(F&& f, const std::vector<Scalar>& x) {
     return value_and_gradient(std::forward<F>(f), x).gradient;
 }
 
+/// The same for a braced list: tapeflow::gradient(f, {1.0, 2.0}).
+template <class F, class Scalar>
+value_and_gradient_result<Scalar> value_and_gradient(F&& f, std::initializer_list<Scalar> x) {
+    return value_and_gradient(std::forward<F>(f), std::vector<Scalar>(x));
+}
+template <class F, class Scalar>
+std::vector<Scalar> gradient(F&& f, std::initializer_list<Scalar> x) {
+    return gradient(std::forward<F>(f), std::vector<Scalar>(x));
+}
+
 /// Jacobian of F at x: row i is the gradient of output i. One recording,
 /// one sweep per output.
 template <class F, class Scalar>
@@ -122,6 +134,11 @@ std::vector<std::vector<Scalar>> jacobian(F&& f, const std::vector<Scalar>& x) {
         rows.push_back(detail::read_adjoints(tape, inputs));
     }
     return rows;
+}
+
+template <class F, class Scalar>
+std::vector<std::vector<Scalar>> jacobian(F&& f, std::initializer_list<Scalar> x) {
+    return jacobian(std::forward<F>(f), std::vector<Scalar>(x));
 }
 
 }  // namespace tapeflow

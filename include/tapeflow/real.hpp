@@ -17,9 +17,12 @@
 // write x.value(), which is passive: derivatives do not flow through it.
 //
 // **Example**:
+//   tape.start_recording();
 //   tapeflow::Real x = 2.0, y = 3.0;
-//   tapeflow::Real z = x * y + sin(x);   // one record: z <- (x, y + cos x), (y, x)
-//   z += 1;                               // one record: z <- (z, 1)
+//   tape.register_input(x);
+//   tape.register_input(y);
+//   tapeflow::Real z = x * y + sin(x);   // one record: z <- (y + cos x, x), (x, y)
+//   z += 1;                               // one record: z <- (1, z)
 #pragma once
 
 #include <cstdint>

@@ -10,19 +10,26 @@
 #include "expression.hpp"
 
 namespace tapeflow {
+namespace detail {
+template <class A, class B>
+constexpr void check_same_scalar() {
+    static_assert(same_scalar_v<scalar_of_t<A, B>, A, B>,
+                  "tapeflow: comparing operands of different scalar types; convert one explicitly");
+}
+}  // namespace detail
 
 template <class A, class B, detail::enable_t<A, B> = 0>
-constexpr bool operator==(const A& a, const B& b) { return detail::value_of(a) == detail::value_of(b); }
+constexpr bool operator==(const A& a, const B& b) { detail::check_same_scalar<A, B>(); return detail::value_of(a) == detail::value_of(b); }
 template <class A, class B, detail::enable_t<A, B> = 0>
-constexpr bool operator!=(const A& a, const B& b) { return detail::value_of(a) != detail::value_of(b); }
+constexpr bool operator!=(const A& a, const B& b) { detail::check_same_scalar<A, B>(); return detail::value_of(a) != detail::value_of(b); }
 template <class A, class B, detail::enable_t<A, B> = 0>
-constexpr bool operator<(const A& a, const B& b) { return detail::value_of(a) < detail::value_of(b); }
+constexpr bool operator<(const A& a, const B& b) { detail::check_same_scalar<A, B>(); return detail::value_of(a) < detail::value_of(b); }
 template <class A, class B, detail::enable_t<A, B> = 0>
-constexpr bool operator<=(const A& a, const B& b) { return detail::value_of(a) <= detail::value_of(b); }
+constexpr bool operator<=(const A& a, const B& b) { detail::check_same_scalar<A, B>(); return detail::value_of(a) <= detail::value_of(b); }
 template <class A, class B, detail::enable_t<A, B> = 0>
-constexpr bool operator>(const A& a, const B& b) { return detail::value_of(a) > detail::value_of(b); }
+constexpr bool operator>(const A& a, const B& b) { detail::check_same_scalar<A, B>(); return detail::value_of(a) > detail::value_of(b); }
 template <class A, class B, detail::enable_t<A, B> = 0>
-constexpr bool operator>=(const A& a, const B& b) { return detail::value_of(a) >= detail::value_of(b); }
+constexpr bool operator>=(const A& a, const B& b) { detail::check_same_scalar<A, B>(); return detail::value_of(a) >= detail::value_of(b); }
 
 template <class E, detail::enable_t<E> = 0>
 bool isnan(const E& x) { return std::isnan(x.value()); }

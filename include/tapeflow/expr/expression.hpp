@@ -10,7 +10,8 @@
 //        /         \                add:  a.push(w * 1),  b.push(w * 1)
 //   binary<mul>   passive 2.0       mul:  a.push(w * b),  b.push(w * a)
 //    /      \                       sin:  x.push(w * cos(x))
-//  leaf a  unary<sin>               leaf: sink.add(id, w)   (skipped when id == 0)
+//  leaf a  unary<sin>               leaf: sink.add(id, w)   (id 0 = passive: dropped
+//              |                                            when the record is written)
 //              |
 //            leaf b
 //

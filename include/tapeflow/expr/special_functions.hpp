@@ -8,7 +8,7 @@
 namespace tapeflow {
 
 /// The digamma function psi(x) = d/dx log|Gamma(x)|.
-/// NaN at the poles (0, -1, -2, ...) and for NaN; -inf.. handled by reflection.
+/// NaN at the poles (0, -1, -2, ...), at -inf and for NaN; +inf at +inf.
 template <class S>
 S digamma(S x) noexcept {
     if (std::isnan(x)) return x;

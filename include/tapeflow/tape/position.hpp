@@ -6,7 +6,7 @@
 
 namespace tapeflow {
 
-/// A point between two records, as returned by tape.position(). Positions
+/// A point between two records, as returned by tape.get_position(). Positions
 /// of one recording are ordered by `statements`. Sweeping or resetting to a
 /// position is valid while the records before it are still on the tape.
 struct position {

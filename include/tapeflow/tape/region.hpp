@@ -24,14 +24,16 @@ public:
         : basic_region(basic_tape<Scalar>::active(), label) {}
     /// Opens a region on `tape`.
     basic_region(basic_tape<Scalar>& tape, std::string_view label = {})
-        : tape_(&tape), index_(tape.begin_region(label)) {}
+        : tape_(&tape), index_(tape.begin_region(label)), begin_(tape.get_position()) {}
 
     basic_region(const basic_region&) = delete;
     basic_region& operator=(const basic_region&) = delete;
 
     ~basic_region() {
-        // The tape may have been reset inside the scope; close only what exists.
-        if (index_ < tape_->regions().size()) tape_->end_region(index_);
+        // The tape may have been reset inside the scope: close the region only
+        // if the entry at index_ is still the one this scope opened.
+        const auto& regions = tape_->regions();
+        if (index_ < regions.size() && regions[index_].begin == begin_) tape_->end_region(index_);
     }
 
     /// Index of this region in tape.regions().
@@ -40,6 +42,7 @@ public:
 private:
     basic_tape<Scalar>* tape_;
     std::size_t index_;
+    position begin_;
 };
 
 }  // namespace tapeflow

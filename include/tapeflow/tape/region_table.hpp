@@ -52,7 +52,9 @@ public:
     }
 
     /// Closes region `index` (and any region opened inside it and still open).
+    /// Does nothing if `index` is not open.
     void close(std::size_t index, const position& at) {
+        if (index >= size_ || !regions_[index].open) return;
         while (!open_.empty()) {
             const std::size_t top = open_.back();
             open_.pop_back();

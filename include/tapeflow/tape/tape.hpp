@@ -1,9 +1,13 @@
 // tapeflow/tape/tape.hpp - the tape: records in tiles, identifiers, adjoints.
 //
-// A thread records on its ACTIVE tape: basic_tape<S>::active() (created on
-// first use, one per thread) unless the thread has activated another. The
-// tape belongs to the thread that created it; calling it from another thread
-// throws usage_error.
+// A thread records on its ACTIVE tape: basic_tape<S>::active(), which is the
+// thread's default tape (created on first use) unless the thread activated
+// another one. A tape belongs to the thread that created it: calling it from
+// another thread throws usage_error, and it must be destroyed on that thread.
+//
+// Tiles: with tape_options::scratchpad the tile being written is a
+// cache-resident buffer, copied to a tile in memory with non-temporal stores
+// when full; otherwise records go straight into the tiles in memory.
 //
 //   recording:  tiles_[0] [r r r r ...] tiles_[1] [r r r ...] ... cursor_ ->
 //   sweep:      reads records from cursor_ back to the start (or a position),
@@ -87,6 +91,15 @@ public:
     }
 
     // ---- which tape records -------------------------------------------------
+
+    /// The calling thread's default tape (created on first use); it is the
+    /// active tape unless another one was activated. thread_default().activate()
+    /// switches back to it.
+    static basic_tape& thread_default() {
+        static thread_local basic_tape tape;
+        if (!active_slot()) active_slot() = &tape;
+        return tape;
+    }
 
     /// The calling thread's active tape (created on first use).
     static basic_tape& active() {
@@ -371,12 +384,6 @@ private:
     }
     const std::byte* tile_data(std::size_t t) const noexcept {
         return (options_.scratchpad && t == tiles_.size()) ? scratch_->data() : tiles_[t].data();
-    }
-
-    static basic_tape& thread_default() {
-        static thread_local basic_tape tape;
-        active_slot() = &tape;
-        return tape;
     }
 
     void check_owner(const char* what) const {
