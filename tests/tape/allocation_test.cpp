@@ -5,6 +5,7 @@
 #include <tapeflow/tapeflow.hpp>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdlib>
 #include <new>
 #include <vector>
@@ -13,20 +14,42 @@ namespace {
 std::atomic<long> allocations{0};
 }
 
-void* operator new(std::size_t n) {
+// Every replaceable allocation function goes through these two, so that new
+// and delete always match (AddressSanitizer checks that they do).
+static void* counted_allocate(std::size_t n, std::size_t alignment) {
     ++allocations;
-    if (void* p = std::malloc(n ? n : 1)) return p;
+    const std::size_t rounded = (n + alignment - 1) / alignment * alignment;
+    if (void* p = std::aligned_alloc(alignment, rounded ? rounded : alignment)) return p;
     throw std::bad_alloc();
 }
-void* operator new(std::size_t n, std::align_val_t a) {
-    ++allocations;
-    if (void* p = std::aligned_alloc(std::size_t(a), (n + std::size_t(a) - 1) / std::size_t(a) * std::size_t(a))) return p;
-    throw std::bad_alloc();
+void* operator new(std::size_t n) { return counted_allocate(n, alignof(std::max_align_t)); }
+void* operator new[](std::size_t n) { return counted_allocate(n, alignof(std::max_align_t)); }
+void* operator new(std::size_t n, std::align_val_t a) { return counted_allocate(n, std::size_t(a)); }
+void* operator new[](std::size_t n, std::align_val_t a) { return counted_allocate(n, std::size_t(a)); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+    try { return operator new(n); } catch (...) { return nullptr; }
 }
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
+    try { return operator new(n); } catch (...) { return nullptr; }
+}
+void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+    try { return operator new(n, a); } catch (...) { return nullptr; }
+}
+void* operator new[](std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+    try { return operator new(n, a); } catch (...) { return nullptr; }
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
 void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 
 using tapeflow::Real;
 

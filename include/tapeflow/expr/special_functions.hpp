@@ -24,7 +24,7 @@ S digamma(S x) noexcept {
         x = 1 - x;
     }
     // Recurrence psi(x) = psi(x + 1) - 1/x up to where the asymptotic series
-    // is accurate to long-double precision (next term ~ x^-16 / 100).
+    // is accurate (the first term left out is x^-14 / 12: 1e-15 at 10, 7e-19 at 16).
     const S threshold = sizeof(S) > sizeof(double) ? S(16) : S(10);
     while (x < threshold) {
         result -= 1 / x;

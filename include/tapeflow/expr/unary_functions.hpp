@@ -102,7 +102,12 @@ struct cosh_op {
 };
 struct tanh_op {
     template <class S> static S value(S x) { return std::tanh(x); }
-    template <class S> static S d(S, S r) { return S(1) - r * r; }
+    // 1 - tanh^2 cancels for |x| > 1 (all digits lost by |x| = 20): use 1/cosh^2 there.
+    template <class S> static S d(S x, S r) {
+        if (std::fabs(x) < S(1)) return S(1) - r * r;
+        const S c = std::cosh(x);
+        return S(1) / (c * c);
+    }
 };
 struct asinh_op {
     template <class S> static S value(S x) { return std::asinh(x); }
