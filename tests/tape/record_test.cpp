@@ -6,17 +6,20 @@
 using tapeflow::identifier;
 using tapeflow::record_layout;
 
-TEST_CASE("record size: k (partial, identifier) pairs and an 8-byte header, packed") {
+TEST_CASE("record size: k (partial, identifier) pairs and a 4-byte header, packed") {
     using L = record_layout<double>;
-    // 8 bytes per partial + 4 per identifier + 8 header.
-    CHECK(L::size(1) == 20);
-    CHECK(L::size(2) == 32);
-    CHECK(L::size(3) == 44);
-    CHECK(L::size(7) == 92);
-    CHECK(record_layout<float>::size(1) == 16);  // 4 + 4 + 8
-    CHECK(record_layout<float>::size(3) == 32);  // 3 * 8 + 8
-    CHECK(record_layout<long double>::size(1) == sizeof(long double) + 4 + 8);
-    for (std::size_t k = 0; k < 40; ++k) CHECK(L::count(L::size(k)) == k);
+    // 8 bytes per partial + 4 per identifier + 4 header.
+    CHECK(L::size(1) == 16);
+    CHECK(L::size(2) == 28);
+    CHECK(L::size(3) == 40);
+    CHECK(L::size(7) == 88);
+    CHECK(L::size(30) == 30 * 12 + 4);
+    CHECK(L::size(31) == 31 * 12 + 8);  // long record: the count has its own word
+    CHECK(record_layout<float>::size(1) == 12);  // 4 + 4 + 4
+    CHECK(record_layout<float>::size(3) == 28);  // 3 * 8 + 4
+    CHECK(record_layout<long double>::size(1) == sizeof(long double) + 4 + 4);
+    for (std::size_t k = 0; k < 100; ++k) CHECK(L::count(L::size(k)) == k);
+    for (std::size_t k = 0; k < 100; ++k) CHECK(record_layout<float>::count(record_layout<float>::size(k)) == k);
 }
 
 TEMPLATE_TEST_CASE("a written record is read back from its end", "", float, double, long double) {
@@ -38,4 +41,23 @@ TEMPLATE_TEST_CASE("a written record is read back from its end", "", float, doub
     }
     L::add_partial(buffer + 4, 2, TestType(0.5));
     CHECK(L::partial(record, 2) == TestType(3.5));
+}
+
+TEST_CASE("long records (31 pairs or more) and the largest identifier round-trip") {
+    using L = record_layout<double>;
+    for (std::uint32_t k : {30u, 31u, 32u, 200u}) {
+        std::vector<double> partials(k);
+        std::vector<identifier> ids(k);
+        for (std::uint32_t i = 0; i < k; ++i) {
+            partials[i] = 0.5 * i - 3;
+            ids[i] = 1000 + 7 * i;
+        }
+        std::vector<std::byte> buffer(L::size(k));
+        L::write(buffer.data(), L::max_identifier, k, partials.data(), ids.data());
+        const auto h = L::header_before(buffer.data() + buffer.size());
+        CHECK(h.lhs == L::max_identifier);
+        CHECK(h.count == k);
+        CHECK(L::partial(buffer.data(), k - 1) == partials[k - 1]);
+        CHECK(L::id(buffer.data(), k - 1) == ids[k - 1]);
+    }
 }

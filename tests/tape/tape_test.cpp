@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 using tapeflow::Real;
@@ -345,4 +346,32 @@ TEST_CASE("each thread records on its own active tape") {
         });
     for (auto& th : threads) th.join();
     for (int i = 0; i < 4; ++i) CHECK(results[i] == Approx(3.0 * (1.0 + i) * (1.0 + i)));
+}
+
+namespace {
+template <std::size_t... I>
+auto sum_of(const std::vector<Real>& x, std::index_sequence<I...>) {
+    return (x[I] + ...);  // ONE expression with sizeof...(I) operands (not yet a Real)
+}
+}  // namespace
+
+TEST_CASE("a statement with 40 distinct operands is one long record") {
+    tapeflow::tape t;
+    t.start_recording();
+    std::vector<Real> x(40);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        x[i] = 0.1 * double(i);
+        t.register_input(x[i]);
+    }
+    Real y = sum_of(x, std::make_index_sequence<40>{}) * 1.0;
+    t.register_output(y);
+    t.stop_recording();
+    const auto s = t.statistics();
+    // sum and product are one expression, so one record with 40 pairs (long)
+    CHECK(s.statements == 1);
+    CHECK(s.arguments == 40);
+    CHECK(s.record_bytes == tapeflow::record_layout<double>::size(40));
+    t.set_adjoint(y, 1.0);
+    t.sweep();
+    for (const auto& xi : x) CHECK(t.adjoint(xi) == 1.0);
 }

@@ -94,14 +94,24 @@ struct active_leaf {
     static constexpr std::size_t leaf_count = 1;
     S v;
     identifier id;
-    std::uint32_t tag;  // tape serial, checked only when debug_checks
 
     constexpr S value() const noexcept { return v; }
     template <class Sink>
     TAPEFLOW_ALWAYS_INLINE void push(Sink& sink, S w) const noexcept {
-        if constexpr (debug_checks)
-            if (id != 0) sink.check_tag(tag);
         sink.add(id, w);  // also when passive: the recorder drops identifier 0
+    }
+};
+
+/// The same with the tape tag, checked against the recording tape's serial
+/// (debug_checks builds: catches variables of two tapes in one expression).
+template <class S>
+struct checked_active_leaf : active_leaf<S> {
+    std::uint32_t tag;
+
+    template <class Sink>
+    TAPEFLOW_ALWAYS_INLINE void push(Sink& sink, S w) const noexcept {
+        if (this->id != 0) sink.check_tag(tag);
+        sink.add(this->id, w);
     }
 };
 
@@ -120,8 +130,10 @@ struct passive_leaf {
 /// Captures operand `x` for storage in a node of scalar type S.
 template <class S, class T>
 constexpr auto capture(const T& x) noexcept {
-    if constexpr (is_real<T>::value)
-        return active_leaf<S>{x.value(), x.id(), x.tape_tag()};
+    if constexpr (is_real<T>::value && debug_checks)
+        return checked_active_leaf<S>{{x.value(), x.id()}, x.tape_tag()};
+    else if constexpr (is_real<T>::value)
+        return active_leaf<S>{x.value(), x.id()};
     else if constexpr (std::is_arithmetic_v<T>)
         return passive_leaf<S>{static_cast<S>(x)};
     else

@@ -26,6 +26,7 @@
 #include <cstddef>
 #include <limits>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "../config.hpp"
@@ -36,6 +37,9 @@ namespace tapeflow {
 
 class identifier_pool {
 public:
+    /// Largest identifier handed out (identifiers fit a record header).
+    static constexpr identifier max_identifier = (identifier(1) << 27) - 1;
+
     identifier_pool() = default;
     identifier_pool(const identifier_pool&) = delete;
     identifier_pool& operator=(const identifier_pool&) = delete;
@@ -47,7 +51,7 @@ public:
     }
 
     /// An identifier that no record on the tape assigns (for inputs and outputs).
-    /// \throws tapeflow::error when 2^32-1 variables are alive at once.
+    /// \throws tapeflow::error when 2^27-1 variables are alive at once.
     identifier acquire_unused() {
         if (!unused_.empty()) {
             const identifier id = unused_.back();
@@ -77,9 +81,10 @@ public:
 
 private:
     TAPEFLOW_COLD identifier mint() {
-        if (TAPEFLOW_UNLIKELY(highest_ == std::numeric_limits<identifier>::max()))
-            throw error("more than 4294967295 active variables are alive at once; "
-                        "let temporaries go out of scope or use several tapes");
+        if (TAPEFLOW_UNLIKELY(highest_ == max_identifier))
+            throw error("more than " + std::to_string(max_identifier) +
+                        " active variables are alive at once (record headers hold 27-bit "
+                        "identifiers); let temporaries go out of scope or use several tapes");
         ++highest_;
         if (TAPEFLOW_UNLIKELY(highest_ > room_)) {  // amortized: doubles the room
             room_ = 2 * std::size_t(highest_);

@@ -1,17 +1,21 @@
 // tapeflow/tape/record.hpp - the statement record: one per assignment.
 //
 // A statement  y = f(x_1, ..., x_k)  becomes ONE contiguous record of k
-// (partial, identifier) pairs followed by a header. The partials df/dx_i are
-// computed when the statement is recorded, so the reverse sweep only
-// multiplies and adds:
+// (partial, identifier) pairs followed by a 4-byte header. The partials
+// df/dx_i are computed when the statement is recorded, so the reverse sweep
+// only multiplies and adds:
 //
-//   offset 0          P           2P               kP        kP+4     kP+8
-//   +-----------+----+-----------+----+- ... -+----------+----------+
-//   | partial_1 |id_1| partial_2 |id_2|       |  lhs u32 |  k u32   |
-//   +-----------+----+-----------+----+- ... -+----------+----------+
-//    pair 1 (P = sizeof(S) + 4 bytes)           header: the last 8 bytes
+//   offset 0          P           2P               kP          kP+4
+//   +-----------+----+-----------+----+- ... -+-------------------+
+//   | partial_1 |id_1| partial_2 |id_2|       | lhs << 5  |  k    |
+//   +-----------+----+-----------+----+- ... -+-------------------+
+//    pair 1 (P = sizeof(S) + 4 bytes)           header: 27 + 5 bits
 //
-//   size(k) = k * (sizeof(S) + 4) + 8      double: 1 arg 20 B, 2: 32 B, 3: 44 B
+//   size(k) = k * (sizeof(S) + 4) + 4       double: 1 arg 16 B, 2: 28 B, 3: 40 B
+//
+// A record with k >= 31 stores 31 in the header's k field and the real k in
+// a 4-byte word just before the header (size k * P + 8); such statements
+// (31 or more distinct operands) are rare. Identifiers fit in 27 bits.
 //
 // Records are packed at 4-byte granularity and read with memcpy, so no
 // padding is spent on alignment. Pair i sits at i*P whatever k is, so the
@@ -19,40 +23,46 @@
 // decide k (after merging repeated operands: x*x records one pair).
 //
 // The header sits at the END because the tape is read backwards: the sweep
-// reads the 8 bytes before its cursor, learns k, and steps back size(k).
-// Identifier 0 means "passive" and never appears in a record. Values of k
-// with the top bit set are reserved for special records (custom adjoints).
+// reads the 4 bytes before its cursor, learns k, and steps back size(k).
+// Identifier 0 means "passive" and never appears in a record.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
+#include "../config.hpp"
+
 namespace tapeflow {
 
 /// Identifier of an active variable; 0 is the passive identifier.
 using identifier = std::uint32_t;
 
-/// The last 8 bytes of every record.
+/// The header of a record, decoded.
 struct record_header {
     identifier lhs;       ///< identifier the statement assigns
     std::uint32_t count;  ///< k, the number of (partial, identifier) pairs
 };
-static_assert(sizeof(record_header) == 8, "record header must be 8 bytes");
 
 /// Size and field offsets of a record holding `Scalar` partials.
 template <class Scalar>
 struct record_layout {
     static_assert(sizeof(Scalar) % 4 == 0, "records are packed at 4-byte granularity");
     static constexpr std::size_t pair_bytes = sizeof(Scalar) + sizeof(identifier);
+    static constexpr unsigned count_bits = 5;
+    /// k field value meaning "the count is in the word before the header".
+    static constexpr std::uint32_t long_count = (1u << count_bits) - 1;
+    /// Largest identifier a header can hold.
+    static constexpr identifier max_identifier = (identifier(1) << (32 - count_bits)) - 1;
 
     /// Bytes of a record with k pairs.
     static constexpr std::size_t size(std::size_t k) noexcept {
-        return k * pair_bytes + sizeof(record_header);
+        return k * pair_bytes + (k < long_count ? 4 : 8);
     }
     /// Number of pairs of a record of `bytes` bytes.
     static constexpr std::size_t count(std::size_t bytes) noexcept {
-        return (bytes - sizeof(record_header)) / pair_bytes;
+        const std::size_t k = (bytes - 4) / pair_bytes;
+        return k < long_count && size(k) == bytes ? k : (bytes - 8) / pair_bytes;
     }
 
     /// Stores pair i of the record starting at `at`.
@@ -62,8 +72,13 @@ struct record_layout {
     }
     /// Stores the header of a record of k pairs starting at `at`.
     static void write_header(std::byte* at, identifier lhs, std::uint32_t k) noexcept {
-        const record_header h{lhs, k};
-        std::memcpy(at + k * pair_bytes, &h, sizeof h);
+        std::byte* h = at + k * pair_bytes;
+        if (k >= long_count) {
+            std::memcpy(h, &k, 4);
+            h += 4;
+        }
+        const std::uint32_t word = (lhs << count_bits) | (k < long_count ? k : long_count);
+        std::memcpy(h, &word, 4);
     }
     /// Writes a whole record at `at` (which must have size(k) bytes); returns its size.
     static std::size_t write(std::byte* at, identifier lhs, std::uint32_t k,
@@ -94,8 +109,10 @@ struct record_layout {
 
     /// Reads the header of the record that ends at `end`.
     static record_header header_before(const std::byte* end) noexcept {
-        record_header h;
-        std::memcpy(&h, end - sizeof(record_header), sizeof h);
+        std::uint32_t word;
+        std::memcpy(&word, end - 4, 4);
+        record_header h{word >> count_bits, word & long_count};
+        if (TAPEFLOW_UNLIKELY(h.count == long_count)) std::memcpy(&h.count, end - 8, 4);
         return h;
     }
 };

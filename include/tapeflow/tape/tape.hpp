@@ -169,9 +169,11 @@ public:
             p.offset = std::size_t(cursor_ - tile_begin_);
         }
         p.statements = statements_;
+        p.long_records = long_records_;
         p.bytes = bytes_before_tile_ + p.offset;
-        // every record is k pairs + one header: the pair count follows from the bytes
-        p.arguments = (p.bytes - p.statements * sizeof(record_header)) / layout::pair_bytes;
+        // every record is k pairs + a 4-byte header (8 for long records): the
+        // pair count follows from the bytes
+        p.arguments = (p.bytes - 4 * p.statements - 4 * p.long_records) / layout::pair_bytes;
         p.regions = regions_.size();
         return p;
     }
@@ -269,6 +271,7 @@ public:
         tiles_.truncate(0);
         cursor_ = tile_end_ = tile_begin_ = nullptr;
         statements_ = 0;
+        long_records_ = 0;
         bytes_before_tile_ = 0;
         regions_.clear();
         clear_adjoints();
@@ -298,6 +301,7 @@ public:
         }
         cursor_ = tile_begin_ + to.offset;
         statements_ = to.statements;
+        long_records_ = to.long_records;
         bytes_before_tile_ = to.bytes - to.offset;
         regions_.truncate(to);
     }
@@ -346,18 +350,19 @@ public:
             constexpr std::size_t most = layout::size(n);
             if (TAPEFLOW_UNLIKELY(std::size_t(tile_end_ - cursor_) < most)) next_tile(most);
             std::byte* const at = cursor_;
+            if (TAPEFLOW_LIKELY(all_distinct_and_active(args))) {
+                // Fast path: every slot becomes a pair, k = n is a constant.
+#pragma GCC unroll 16
+                for (std::size_t i = 0; i < n; ++i) layout::write_pair(at, i, args.partials[i], args.ids[i]);
+                finish_record<n>(lhs, tag, at, std::uint32_t(n));
+                return;
+            }
             const std::uint32_t k = write_pairs(at, args);
             if (TAPEFLOW_UNLIKELY(k == 0)) {  // every operand was passive
                 release(lhs, tag);
                 return;
             }
-            if (lhs == 0 || tag != serial_) {
-                lhs = ids_.acquire();
-                tag = serial_;
-            }
-            layout::write_header(at, lhs, k);
-            cursor_ = at + layout::size(k);
-            ++statements_;
+            finish_record<n>(lhs, tag, at, k);
         }
     }
 
@@ -405,6 +410,37 @@ private:
 
     void grow_adjoints() {
         if (adjoints_.size() < ids_.capacity()) adjoints_.resize(ids_.capacity(), Scalar(0));
+    }
+
+    template <std::size_t N>
+    TAPEFLOW_ALWAYS_INLINE void finish_record(identifier& lhs, std::uint32_t& tag, std::byte* at,
+                                              std::uint32_t k) {
+        if (lhs == 0 || tag != serial_) {
+            lhs = ids_.acquire();
+            tag = serial_;
+        }
+        layout::write_header(at, lhs, k);
+        cursor_ = at + layout::size(k);
+        ++statements_;
+        if constexpr (N >= layout::long_count) long_records_ += k >= layout::long_count;
+    }
+
+    // True when no slot is passive and no identifier repeats: the common
+    // case, checked with n(n+1)/2 comparisons and a single branch.
+    template <std::size_t N>
+    static TAPEFLOW_ALWAYS_INLINE bool all_distinct_and_active(const detail::arg_buffer<Scalar, N>& args) {
+        if constexpr (N > merge_limit) {
+            return false;
+        } else {
+            bool ok = true;
+#pragma GCC unroll 16
+            for (std::size_t i = 0; i < N; ++i) {
+                ok &= args.ids[i] != 0;
+#pragma GCC unroll 16
+                for (std::size_t j = 0; j < i; ++j) ok &= args.ids[j] != args.ids[i];
+            }
+            return ok;
+        }
     }
 
     // Stores the pairs of `args` at `at`, dropping passive slots and merging
@@ -465,9 +501,17 @@ private:
             cursor -= layout::size(h.count);
             const Scalar a = adjoint[h.lhs];
             adjoint[h.lhs] = Scalar(0);
-            if (a != Scalar(0))
-                for (std::uint32_t i = 0; i < h.count; ++i)
-                    adjoint[layout::id(cursor, i)] += layout::partial(cursor, i) * a;
+            if (a == Scalar(0)) continue;
+            // Small records (most of them) unrolled: no loop control per pair.
+            switch (h.count) {
+                case 4: adjoint[layout::id(cursor, 3)] += layout::partial(cursor, 3) * a; [[fallthrough]];
+                case 3: adjoint[layout::id(cursor, 2)] += layout::partial(cursor, 2) * a; [[fallthrough]];
+                case 2: adjoint[layout::id(cursor, 1)] += layout::partial(cursor, 1) * a; [[fallthrough]];
+                case 1: adjoint[layout::id(cursor, 0)] += layout::partial(cursor, 0) * a; break;
+                default:
+                    for (std::uint32_t i = 0; i < h.count; ++i)
+                        adjoint[layout::id(cursor, i)] += layout::partial(cursor, i) * a;
+            }
         }
     }
 
@@ -482,6 +526,7 @@ private:
     std::byte* tile_end_ = nullptr;    // end of the tile being written
     std::byte* tile_begin_ = nullptr;  // start of the tile being written
     std::uint64_t statements_ = 0;
+    std::uint64_t long_records_ = 0;       // records with k >= 31 (8-byte header)
     std::uint64_t bytes_before_tile_ = 0;  // record bytes in the tiles before the current one
 
     tile_list tiles_;
