@@ -16,6 +16,7 @@
 // that argument-dependent lookup finds each tool's overloads.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -29,6 +30,21 @@ inline std::vector<double> uniform(std::size_t n, double lo, double hi, std::uin
     std::vector<double> v(n);
     for (auto& x : v) x = dist(rng);
     return v;
+}
+
+/// log(sum_j exp(v_j)), shifted by the largest v_j (picked by value; the
+/// result and its gradient do not depend on the shift).
+template <class T>
+T logsumexp(const std::vector<T>& v) {
+    using std::exp;
+    using std::log;
+    std::size_t top = 0;
+    for (std::size_t j = 1; j < v.size(); ++j)
+        if (v[j] > v[top]) top = j;
+    T s = 0.0;
+    for (std::size_t j = 0; j < v.size(); ++j) s += exp(v[j] - v[top]);
+    T r = v[top] + log(s);
+    return r;
 }
 
 }  // namespace bench

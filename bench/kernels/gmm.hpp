@@ -57,20 +57,6 @@ struct gmm {
         return x;
     }
 
-    /// log(sum_j exp(v_j)), shifted by the largest v_j (picked by value).
-    template <class T>
-    static T logsumexp(const std::vector<T>& v) {
-        using std::exp;
-        using std::log;
-        std::size_t top = 0;
-        for (std::size_t j = 1; j < v.size(); ++j)
-            if (v[j] > v[top]) top = j;
-        T s = 0.0;
-        for (std::size_t j = 0; j < v.size(); ++j) s += exp(v[j] - v[top]);
-        T r = v[top] + log(s);
-        return r;
-    }
-
     template <class T>
     T operator()(const std::vector<T>& x) const {
         using std::exp;
