@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 #include <tapeflow/tapeflow.hpp>
 
+#include "support/options.hpp"
+
 #include <atomic>
 #include <cstddef>
 #include <cstdlib>
@@ -77,7 +79,7 @@ double record_and_sweep(tapeflow::tape& t, std::vector<Real>& u) {
 }  // namespace
 
 TEST_CASE("steady-state recording and sweeping do not allocate") {
-    tapeflow::tape t(tapeflow::tape_options{4096});  // small tiles: many tile switches
+    tapeflow::tape t(tapeflow_test::tape_options(4096));  // small tiles: many tile switches
     std::vector<Real> u(64);
     for (std::size_t i = 0; i < u.size(); ++i) u[i] = 0.01 * double(i);
     record_and_sweep(t, u);  // warm-up: grows tiles, identifiers, adjoints

@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 #include <tapeflow/tapeflow.hpp>
 
+#include "support/options.hpp"
+
 #include <cmath>
 #include <string>
 #include <thread>
@@ -98,7 +100,7 @@ TEST_CASE("sweeping to a position gives the adjoints at that point") {
 TEST_CASE("tiny tiles: records cross many tile boundaries, the gradient is unchanged") {
     const bool scratchpad = GENERATE(false, true);
     auto run = [scratchpad](std::size_t tile_bytes) {
-        tapeflow::tape t(tapeflow::tape_options{tile_bytes, scratchpad});
+        tapeflow::tape t(tapeflow_test::tape_options(tile_bytes, scratchpad));
         t.start_recording();
         std::vector<Real> u{0.1, 0.4, 0.9, 1.3};
         for (auto& v : u) t.register_input(v);
@@ -127,7 +129,7 @@ TEST_CASE("tiny tiles: records cross many tile boundaries, the gradient is uncha
 
 TEST_CASE("sweep and reset to positions inside earlier tiles") {
     const bool scratchpad = GENERATE(false, true);
-    tapeflow::tape t(tapeflow::tape_options{tapeflow::min_tile_bytes, scratchpad});
+    tapeflow::tape t(tapeflow_test::tape_options(tapeflow::min_tile_bytes, scratchpad));
     t.start_recording();
     Real x = 1.1;
     t.register_input(x);
@@ -330,7 +332,7 @@ TEST_CASE("misuse throws usage_error with a message that says what to do") {
         CHECK_THROWS_AS(t.reset(end), tapeflow::usage_error);
     }
     SECTION("a tile too small for one statement") {
-        CHECK_THROWS_AS(tapeflow::tape(tapeflow::tape_options{16}), tapeflow::usage_error);
+        CHECK_THROWS_AS(tapeflow::tape(tapeflow_test::tape_options(16)), tapeflow::usage_error);
     }
 }
 

@@ -20,6 +20,16 @@ struct tape_statistics {
     std::size_t peak_identifiers = 0;    ///< most identifiers held at once
     std::size_t adjoint_bytes = 0;       ///< size of the adjoint vector
 
+    // Streaming (with a scratchpad or a memory budget; see tape_options):
+    std::uint64_t tiles_written = 0;     ///< tiles finished since the tape was made
+    std::uint64_t tiles_spilled = 0;     ///< of which went to the spill file
+    std::uint64_t tiles_read_back = 0;   ///< tiles read back from the spill file by sweeps
+    std::uint64_t bytes_spilled = 0;     ///< bytes written to the spill file (with checksums)
+    std::uint64_t bytes_read_back = 0;   ///< bytes read back from it
+    std::size_t peak_resident_bytes = 0; ///< most tape memory held at once (tiles + scratchpad)
+    double sweep_wait_seconds = 0;       ///< time sweeps waited for the prefetch thread
+    double record_wait_seconds = 0;      ///< time recording waited for a free scratchpad half
+
     /// Average record size; 0 for an empty tape.
     double bytes_per_statement() const noexcept {
         return statements ? double(record_bytes) / double(statements) : 0.0;
@@ -31,7 +41,8 @@ inline std::ostream& operator<<(std::ostream& out, const tape_statistics& s) {
                << ", record bytes " << s.record_bytes << " (" << s.bytes_per_statement()
                << " per statement), tiles " << s.tiles << " x " << s.tile_bytes
                << " bytes, regions " << s.regions << ", identifiers live " << s.live_identifiers
-               << " peak " << s.peak_identifiers;
+               << " peak " << s.peak_identifiers << ", peak resident " << s.peak_resident_bytes
+               << " bytes, spilled " << s.tiles_spilled << " tiles (" << s.bytes_spilled << " bytes)";
 }
 
 }  // namespace tapeflow

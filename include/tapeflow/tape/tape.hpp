@@ -5,11 +5,12 @@
 // another one. A tape belongs to the thread that created it: calling it from
 // another thread throws usage_error, and it must be destroyed on that thread.
 //
-// Tiles: with tape_options::scratchpad the tile being written is a
-// cache-resident buffer, copied to a tile in memory with non-temporal stores
-// when full; otherwise records go straight into the tiles in memory.
+// Tiles live in a tile_stream (stream/tile_stream.hpp): straight in memory by
+// default; with the scratchpad or a memory budget, recorded into a
+// double-buffered scratchpad and moved by a prefetch thread to memory or, past
+// the budget, to a private spill file, and staged back during the sweep.
 //
-//   recording:  tiles_[0] [r r r r ...] tiles_[1] [r r r ...] ... cursor_ ->
+//   recording:  tile 0 [r r r r ...] tile 1 [r r r ...] ... cursor_ ->
 //   sweep:      reads records from cursor_ back to the start (or a position),
 //               adjoint[lhs] -> adjoint[id_i] += partial_i * adjoint[lhs]
 //
@@ -40,7 +41,9 @@
 #include "../config.hpp"
 #include "../error.hpp"
 #include "../expr/expression.hpp"
+#include "../stream/tile_stream.hpp"
 #include "identifier_pool.hpp"
+#include "options.hpp"
 #include "position.hpp"
 #include "record.hpp"
 #include "region_table.hpp"
@@ -48,17 +51,6 @@
 #include "tile.hpp"
 
 namespace tapeflow {
-
-/// Options of one tape, fixed at construction.
-struct tape_options {
-    /// Bytes per tile; a record never straddles two tiles. At least
-    /// min_tile_bytes; rounded up to a multiple of 64.
-    std::size_t tile_bytes = default_tile_bytes;
-    /// Record into a cache-resident scratchpad tile and move each full tile
-    /// to memory with non-temporal stores (true), or write records straight
-    /// into tiles in memory (false).
-    bool scratchpad = false;
-};
 
 namespace detail {
 inline std::uint32_t next_tape_serial() noexcept {
@@ -81,7 +73,7 @@ public:
         : options_(checked(options)),
           owner_(std::this_thread::get_id()),
           serial_(detail::next_tape_serial()),
-          tiles_(options_.tile_bytes) {}
+          stream_(options_) {}
 
     basic_tape(const basic_tape&) = delete;
     basic_tape& operator=(const basic_tape&) = delete;
@@ -164,10 +156,8 @@ public:
     /// The point after the last record.
     position get_position() const noexcept {
         position p;
-        if (cursor_ != nullptr) {
-            p.tile = current_tile();
-            p.offset = std::size_t(cursor_ - tile_begin_);
-        }
+        p.tile = stream_.count();  // the open tile, or the next one when none is open
+        if (cursor_ != nullptr) p.offset = std::size_t(cursor_ - tile_begin_);
         p.statements = statements_;
         p.long_records = long_records_;
         p.bytes = bytes_before_tile_ + p.offset;
@@ -252,13 +242,14 @@ public:
                               "positions taken before a reset are no longer valid");
         if (from.statements == to.statements) return;
         grow_adjoints();
+        if (stream_.streaming()) seal();  // both scratchpad halves stage tiles now
         Scalar* adjoint = adjoints_.data();
-        for (std::size_t t = from.tile + 1; t-- > to.tile;) {
-            const std::byte* base = tile_data(t);
-            const std::byte* cursor = base + (t == from.tile ? from.offset : tiles_[t].used());
-            const std::byte* stop = base + (t == to.tile ? to.offset : 0);
-            sweep_records(cursor, stop, adjoint);
-        }
+        const auto& progress = options_.progress;
+        stream_.read_reverse(from.tile, from.offset, to.tile, to.offset,
+                             [&](const std::byte* data, std::size_t begin, std::size_t end, double done) {
+                                 sweep_records(data + end, data + begin, adjoint);
+                                 if (progress) report(tape_progress::phase::sweeping, done);
+                             });
     }
 
     // ---- reset --------------------------------------------------------------
@@ -268,7 +259,7 @@ public:
     /// computed from is forgotten (they act as constants in the next recording).
     void reset() {
         check_owner("reset");
-        tiles_.truncate(0);
+        stream_.clear();
         cursor_ = tile_end_ = tile_begin_ = nullptr;
         statements_ = 0;
         long_records_ = 0;
@@ -289,17 +280,13 @@ public:
             adjoints_ = std::move(adjoints);
             return;
         }
-        if (to.tile != current_tile()) {  // the position is in an earlier tile: reopen it
-            if (options_.scratchpad) {
-                std::memcpy(scratch_->data(), tiles_[to.tile].data(), to.offset);
-                tiles_.truncate(to.tile);
-            } else {
-                tiles_.truncate(to.tile + 1);
-                tile_begin_ = tiles_[to.tile].data();
-            }
-            tile_end_ = tile_begin_ + tiles_.tile_bytes();
+        if (to.tile < stream_.count()) {  // the position is in a finished tile: reopen it
+            tile_begin_ = stream_.reopen(to.tile, to.offset);
+            tile_end_ = tile_begin_ + options_.tile_bytes;
+            cursor_ = tile_begin_ + to.offset;
+        } else if (cursor_ != nullptr) {
+            cursor_ = tile_begin_ + to.offset;
         }
-        cursor_ = tile_begin_ + to.offset;
         statements_ = to.statements;
         long_records_ = to.long_records;
         bytes_before_tile_ = to.bytes - to.offset;
@@ -308,22 +295,32 @@ public:
 
     // ---- information --------------------------------------------------------
 
-    tape_statistics statistics() const noexcept {
+    tape_statistics statistics() const {
         tape_statistics s;
         const position end = get_position();
         s.statements = end.statements;
         s.arguments = end.arguments;
         s.record_bytes = end.bytes;
-        s.tiles = cursor_ ? current_tile() + 1 : 0;
-        s.tile_bytes = tiles_.tile_bytes();
-        s.allocated_bytes = (tiles_.allocated() + (scratch_ ? 1 : 0)) * tiles_.tile_bytes();
+        s.tiles = stream_.count() + (cursor_ ? 1 : 0);
+        s.tile_bytes = options_.tile_bytes;
+        s.allocated_bytes = stream_.allocated_bytes();
         s.regions = regions_.size();
         s.live_identifiers = ids_.live();
         s.peak_identifiers = ids_.peak_live();
         s.adjoint_bytes = adjoints_.capacity() * sizeof(Scalar);
+        const stream_statistics t = stream_.statistics();
+        s.tiles_written = t.tiles_written;
+        s.tiles_spilled = t.tiles_spilled;
+        s.tiles_read_back = t.tiles_read_back;
+        s.bytes_spilled = t.bytes_spilled;
+        s.bytes_read_back = t.bytes_read_back;
+        s.peak_resident_bytes = t.peak_resident_bytes;
+        s.sweep_wait_seconds = t.sweep_wait_seconds;
+        s.record_wait_seconds = t.record_wait_seconds;
         return s;
     }
     const tape_options& options() const noexcept { return options_; }
+
     /// Number that tags the variables of this tape (unique per process run).
     std::uint32_t serial() const noexcept { return serial_; }
 
@@ -379,16 +376,6 @@ private:
                               " is below the minimum of " + std::to_string(min_tile_bytes));
         o.tile_bytes = (o.tile_bytes + 63) & ~std::size_t(63);
         return o;
-    }
-
-    // Tiles 0 .. tiles_.size()-1 are in memory. With the scratchpad, the tile
-    // being written is the scratchpad and has index tiles_.size(); without
-    // it, the tile being written is the last tile in memory.
-    std::size_t current_tile() const noexcept {
-        return options_.scratchpad ? tiles_.size() : tiles_.size() - 1;
-    }
-    const std::byte* tile_data(std::size_t t) const noexcept {
-        return (options_.scratchpad && t == tiles_.size()) ? scratch_->data() : tiles_[t].data();
     }
 
     void check_owner(const char* what) const {
@@ -470,29 +457,37 @@ private:
     }
 
     TAPEFLOW_COLD void next_tile(std::size_t bytes) {
-        if (bytes > tiles_.tile_bytes())
+        if (bytes > options_.tile_bytes)
             throw usage_error("a statement needs " + std::to_string(bytes) +
-                              " bytes but a tile holds " + std::to_string(tiles_.tile_bytes()) +
+                              " bytes but a tile holds " + std::to_string(options_.tile_bytes) +
                               "; raise tape_options::tile_bytes");
-        if (cursor_ != nullptr) {  // close the tile being written
+        if (cursor_ != nullptr) {  // finish the tile being written
             const std::size_t used = std::size_t(cursor_ - tile_begin_);
-            if (options_.scratchpad) {
-                tile& t = tiles_.push();
-                stream_copy(t.data(), tile_begin_, used);
-                t.set_used(used);
-            } else {
-                tiles_[tiles_.size() - 1].set_used(used);
-            }
+            stream_.close_tile(used);
             bytes_before_tile_ += used;
+            if (options_.progress) report(tape_progress::phase::recording, 0.0);
         }
-        if (options_.scratchpad) {
-            if (!scratch_) scratch_ = std::make_unique<tile>(tiles_.tile_bytes());
-            tile_begin_ = scratch_->data();
-        } else {
-            tile_begin_ = tiles_.push().data();
-        }
+        tile_begin_ = stream_.open_tile();
         cursor_ = tile_begin_;
-        tile_end_ = tile_begin_ + tiles_.tile_bytes();
+        tile_end_ = tile_begin_ + options_.tile_bytes;
+    }
+
+    // Finishes the open tile as it is (streaming sweeps need both halves).
+    void seal() {
+        const std::size_t used = cursor_ ? std::size_t(cursor_ - tile_begin_) : 0;
+        if (stream_.seal(used)) bytes_before_tile_ += used;
+        cursor_ = tile_end_ = tile_begin_ = nullptr;
+    }
+
+    void report(tape_progress::phase stage, double done) const {
+        tape_progress p;
+        p.stage = stage;
+        p.statements = statements_;
+        const auto st = stream_.statistics();
+        p.tiles = std::size_t(st.tiles_written);
+        p.tiles_spilled = std::size_t(st.tiles_spilled);
+        p.sweep_fraction = done;
+        options_.progress(p);
     }
 
     static void sweep_records(const std::byte* cursor, const std::byte* stop, Scalar* adjoint) {
@@ -529,8 +524,7 @@ private:
     std::uint64_t long_records_ = 0;       // records with k >= 31 (8-byte header)
     std::uint64_t bytes_before_tile_ = 0;  // record bytes in the tiles before the current one
 
-    tile_list tiles_;
-    std::unique_ptr<tile> scratch_;  // the cache-resident tile being written
+    tile_stream stream_;  // where the tiles live (memory, scratchpad, spill file)
     identifier_pool ids_;
     std::vector<Scalar> adjoints_;
     region_table regions_;

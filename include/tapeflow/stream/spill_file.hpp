@@ -1,0 +1,144 @@
+// tapeflow/stream/spill_file.hpp - where tiles go past the memory budget.
+//
+// One private temporary file per tape, created on the first spill in the
+// chosen directory with mode 0600 (mkstemp) and unlinked at once, so that no
+// file is left behind whatever happens to the program; the descriptor is
+// closed when the tape is destroyed. Tiles are appended and read back at
+// their offsets; each carries a checksum that is verified on the way back.
+//
+//   offset 0        t1            t2                    end
+//   +--------------+-------------+---------------------+
+//   | tile m (used)| tile m+1    | tile m+2            |  (tiles m.. are past the budget)
+//   +--------------+-------------+---------------------+
+//
+// All I/O goes through spill_io, which tests replace to inject faults.
+#pragma once
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "../error.hpp"
+
+namespace tapeflow {
+
+/// Reads and writes of spill files. Replace it (tape_options::spill_io) to
+/// inject faults; the default uses POSIX pread/pwrite.
+class spill_io {
+public:
+    virtual ~spill_io() = default;
+    /// Creates a private file in `directory`; returns its descriptor.
+    virtual int create(const std::string& directory) {
+        std::string path = directory + "/tapeflow-spill-XXXXXX";
+        const int fd = ::mkstemp(path.data());  // mode 0600
+        if (fd < 0)
+            throw error("cannot create a spill file in '" + directory + "': " + std::strerror(errno) +
+                        "; set tape_options::spill_directory to a writable directory");
+        ::unlink(path.c_str());  // unlinked at once: nothing to clean up later
+        return fd;
+    }
+    /// Writes all `bytes` at `offset`.
+    virtual void write(int fd, const std::byte* data, std::size_t bytes, std::uint64_t offset) {
+        while (bytes > 0) {
+            const ssize_t n = ::pwrite(fd, data, bytes, off_t(offset));
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0)
+                throw error(std::string("writing the spill file failed: ") +
+                            (n < 0 ? std::strerror(errno) : "no progress") +
+                            " (disk full? set tape_options::spill_directory or raise the memory budget)");
+            data += n;
+            bytes -= std::size_t(n);
+            offset += std::uint64_t(n);
+        }
+    }
+    /// Reads all `bytes` at `offset`.
+    virtual void read(int fd, std::byte* data, std::size_t bytes, std::uint64_t offset) {
+        while (bytes > 0) {
+            const ssize_t n = ::pread(fd, data, bytes, off_t(offset));
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0)
+                throw error(std::string("reading the spill file failed: ") +
+                            (n < 0 ? std::strerror(errno) : "the file is shorter than the tape") +
+                            "; the tape cannot be swept: call reset()");
+            data += n;
+            bytes -= std::size_t(n);
+            offset += std::uint64_t(n);
+        }
+    }
+    virtual void close(int fd) noexcept { ::close(fd); }
+};
+
+/// 64-bit checksum of a tile (multiply-xorshift over 8-byte words).
+inline std::uint64_t tile_checksum(const std::byte* data, std::size_t bytes) noexcept {
+    std::uint64_t h = 0x9e3779b97f4a7c15ull ^ bytes;
+    std::size_t i = 0;
+    for (; i + 8 <= bytes; i += 8) {
+        std::uint64_t w;
+        std::memcpy(&w, data + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    for (; i < bytes; ++i) h = (h ^ std::uint64_t(data[i])) * 0x100000001b3ull;
+    return h ^ (h >> 29);
+}
+
+/// The spill file of one tape: tiles at offsets chosen by the caller, each
+/// followed by its 8-byte checksum. Written and read on the prefetch thread.
+class spill_file {
+public:
+    static constexpr std::size_t checksum_bytes = 8;
+
+    spill_file(std::shared_ptr<spill_io> io, std::string directory)
+        : io_(std::move(io)), directory_(std::move(directory)) {}
+    spill_file(const spill_file&) = delete;
+    spill_file& operator=(const spill_file&) = delete;
+    ~spill_file() {
+        if (fd_ >= 0) io_->close(fd_);
+    }
+
+    /// Writes a tile and its checksum at `offset`. Creates the file on first use.
+    void write(const std::byte* data, std::size_t bytes, std::uint64_t offset) {
+        if (fd_ < 0) fd_ = io_->create(directory_);
+        io_->write(fd_, data, bytes, offset);
+        const std::uint64_t sum = tile_checksum(data, bytes);
+        std::byte tail[checksum_bytes];
+        std::memcpy(tail, &sum, checksum_bytes);
+        io_->write(fd_, tail, checksum_bytes, offset + bytes);
+        written_ += bytes + checksum_bytes;
+    }
+    /// Reads the tile of `bytes` bytes at `offset` into `data` and verifies it.
+    /// \throws tapeflow::error on a short read or a checksum mismatch.
+    void read(std::byte* data, std::size_t bytes, std::uint64_t offset) {
+        io_->read(fd_, data, bytes, offset);
+        std::byte tail[checksum_bytes];
+        io_->read(fd_, tail, checksum_bytes, offset + bytes);
+        read_ += bytes + checksum_bytes;
+        std::uint64_t stored;
+        std::memcpy(&stored, tail, checksum_bytes);
+        if (stored != tile_checksum(data, bytes))
+            throw error("a tile read back from the spill file is corrupt (checksum mismatch at offset " +
+                        std::to_string(offset) + "); the tape cannot be swept: call reset()");
+    }
+
+    bool exists() const noexcept { return fd_ >= 0; }
+    std::uint64_t bytes_written() const noexcept { return written_; }
+    std::uint64_t bytes_read() const noexcept { return read_; }
+
+private:
+    std::shared_ptr<spill_io> io_;
+    std::string directory_;
+    int fd_ = -1;
+    std::atomic<std::uint64_t> written_{0};
+    std::atomic<std::uint64_t> read_{0};
+};
+
+}  // namespace tapeflow

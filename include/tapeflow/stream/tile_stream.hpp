@@ -1,0 +1,306 @@
+// tapeflow/stream/tile_stream.hpp - where the tiles of a tape live.
+//
+// Tiles are numbered in recording order. Tile count() is the one being
+// written ("open"); tiles before it are finished and live in memory or in
+// the spill file. Two modes:
+//
+// direct (no scratchpad, no budget): the open tile IS a tile in memory;
+//   finishing it only records its size. The sweep reads tiles in place.
+//
+// streaming (scratchpad or a finite memory budget):
+//
+//   recording                         arena (2 tiles, cache-resident)
+//   records --> [ half A: open tile ]  [ half B: moving out ]
+//                                          |  prefetch thread
+//                 memory tiles (up to the budget) <-- non-temporal copy
+//                 spill file (past the budget)    <-- write + checksum
+//
+//   sweep (last tile first)
+//     memory tiles: read in place (or staged through the arena when the
+//                   scratchpad copy is on)
+//     file tiles:   the thread reads tile t-1 into one half while the sweep
+//                   works on tile t in the other
+//
+// Before a streaming sweep the open tile is sealed (finished as it is), so
+// both halves are free to stage tiles. Resident tape memory = arena + tiles
+// in memory (in use or spare) never exceeds the budget.
+#pragma once
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../error.hpp"
+#include "../tape/options.hpp"
+#include "../tape/tile.hpp"
+#include "prefetcher.hpp"
+#include "spill_file.hpp"
+
+namespace tapeflow {
+
+/// Counters of the tile traffic of one tape.
+struct stream_statistics {
+    std::uint64_t tiles_written = 0;      ///< tiles finished (to memory or file)
+    std::uint64_t tiles_spilled = 0;      ///< of which to the spill file
+    std::uint64_t tiles_read_back = 0;    ///< tiles loaded from the spill file by sweeps
+    std::uint64_t bytes_spilled = 0;      ///< bytes written to the spill file (with checksums)
+    std::uint64_t bytes_read_back = 0;    ///< bytes read from it
+    std::size_t peak_resident_bytes = 0;  ///< most tape memory held at once
+    double sweep_wait_seconds = 0;        ///< time sweeps waited for the prefetcher
+    double record_wait_seconds = 0;       ///< time recording waited for a free arena half
+};
+
+class tile_stream {
+public:
+    explicit tile_stream(const tape_options& options)
+        : tile_bytes_(options.tile_bytes),
+          streaming_(options.scratchpad ||
+                     options.memory_budget_bytes != std::numeric_limits<std::size_t>::max()),
+          copy_through_(options.scratchpad),
+          memory_(options.tile_bytes),
+          spill_(options.io ? options.io : std::make_shared<spill_io>(), directory(options)),
+          prefetcher_(options.prefetch && streaming_) {
+        if (streaming_) {
+            if (options.memory_budget_bytes < 2 * tile_bytes_)
+                throw usage_error("tape_options::memory_budget_bytes = " +
+                                  std::to_string(options.memory_budget_bytes) +
+                                  " is below two tiles (" + std::to_string(2 * tile_bytes_) +
+                                  " bytes, the scratchpad); raise it or lower tile_bytes");
+            max_memory_tiles_ = (options.memory_budget_bytes - 2 * tile_bytes_) / tile_bytes_;
+        }
+    }
+
+    tile_stream(const tile_stream&) = delete;
+    tile_stream& operator=(const tile_stream&) = delete;
+
+    bool streaming() const noexcept { return streaming_; }
+    /// Finished tiles; the open tile (if any) has this index.
+    std::size_t count() const noexcept { return entries_.size(); }
+
+    // ---- recording ----------------------------------------------------------
+
+    /// Opens tile count() for writing; returns its buffer (tile_bytes long).
+    std::byte* open_tile() {
+        if (!streaming_) {
+            open_ = memory_.push().data();
+            note_resident();
+            return open_;
+        }
+        allocate_arena();
+        half_ = 1 - half_;
+        stats_.record_wait_seconds += prefetcher_.wait(moving_[half_]);
+        return open_ = arena_[half_]->data();
+    }
+
+    /// Finishes the open tile with `used` bytes and moves it out.
+    void close_tile(std::size_t used) {
+        if (!streaming_) {
+            entries_.push_back({false, memory_.size() - 1, 0, used});
+            open_ = nullptr;
+            ++stats_.tiles_written;
+            return;
+        }
+        const std::byte* from = open_;
+        if (memory_.size() < max_memory_tiles_) {
+            std::byte* to = memory_.push().data();
+            note_resident();
+            entries_.push_back({false, memory_.size() - 1, 0, used});
+            moving_[half_] = prefetcher_.submit([to, from, used] { stream_copy(to, from, used); });
+        } else {
+            entries_.push_back({true, 0, file_end_, used});
+            const std::uint64_t at = file_end_;
+            file_end_ += used + spill_file::checksum_bytes;
+            ++stats_.tiles_spilled;
+            moving_[half_] = prefetcher_.submit([this, from, used, at] { spill_.write(from, used, at); });
+        }
+        open_ = nullptr;
+        ++stats_.tiles_written;
+    }
+
+    /// Streaming mode: the open tile (with `used` bytes) is finished as it is,
+    /// or dropped when empty, and every move completes. Returns whether a
+    /// tile was added.
+    bool seal(std::size_t used) {
+        bool added = false;
+        if (open_ != nullptr) {
+            if (used > 0) {
+                close_tile(used);
+                added = true;
+            } else {
+                open_ = nullptr;
+            }
+        }
+        stats_.record_wait_seconds += prefetcher_.drain();
+        return added;
+    }
+
+    // ---- reverse reading ----------------------------------------------------
+
+    /// Calls f(data, begin, end) for the byte ranges of tiles `from_tile` down
+    /// to `to_tile`: [0 or to_offset, from_offset or used) of each tile,
+    /// last tile first. In direct mode the open tile (index count()) is read
+    /// from `open_data`; in streaming mode the caller seals it first.
+    template <class F>
+    void read_reverse(std::size_t from_tile, std::size_t from_offset, std::size_t to_tile,
+                      std::size_t to_offset, F&& f) {
+        const std::size_t total = from_tile + 1 - to_tile;
+        auto range = [&](std::size_t t, std::size_t used) {
+            const std::size_t end = t == from_tile ? from_offset : used;
+            const std::size_t begin = t == to_tile ? to_offset : 0;
+            return std::make_pair(begin, end);
+        };
+        if (!streaming_ || entries_.empty()) {
+            for (std::size_t t = from_tile + 1; t-- > to_tile;) {
+                if (t > entries_.size() || (t == entries_.size() && open_ == nullptr)) continue;
+                const std::byte* data = t == entries_.size() ? open_ : memory_[entries_[t].slot].data();
+                const auto [begin, end] = range(t, t == entries_.size() ? from_offset : entries_[t].used);
+                f(data, begin, end, double(from_tile + 1 - t) / double(total));
+            }
+            return;
+        }
+        // Streaming: stage tiles that need it into the two arena halves,
+        // one ahead of the sweep.
+        allocate_arena();
+        const std::size_t last = std::min(from_tile, entries_.size() - 1);
+        auto staged = [&](std::size_t t) { return entries_[t].in_file || copy_through_; };
+        auto stage = [&](std::size_t t, int half) -> prefetcher::ticket {
+            const entry e = entries_[t];
+            std::byte* to = arena_[half]->data();
+            if (e.in_file) {
+                ++stats_.tiles_read_back;
+                return prefetcher_.submit([this, to, e] { spill_.read(to, e.used, e.offset); });
+            }
+            const std::byte* from = memory_[e.slot].data();
+            return prefetcher_.submit([to, from, e] { std::memcpy(to, from, e.used); });
+        };
+        int half = 0;
+        prefetcher::ticket pending = 0;
+        bool has_pending = false;
+        std::size_t next = last + 1;  // next tile to stage, counting down
+        auto stage_next = [&](std::size_t below) {
+            while (below-- > to_tile)
+                if (staged(below)) {
+                    pending = stage(below, half);
+                    has_pending = true;
+                    next = below;
+                    return;
+                }
+            has_pending = false;
+        };
+        stage_next(last + 1);
+        for (std::size_t t = last + 1; t-- > to_tile;) {
+            const auto [begin, end] = range(t, entries_[t].used);
+            if (staged(t)) {
+                // t was staged into `half`; stage the next one into the other
+                stats_.sweep_wait_seconds += prefetcher_.wait(pending);
+                const std::byte* data = arena_[half]->data();
+                half = 1 - half;
+                stage_next(t);
+                f(data, begin, end, double(from_tile + 1 - t) / double(total));
+            } else {
+                f(memory_[entries_[t].slot].data(), begin, end, double(from_tile + 1 - t) / double(total));
+            }
+        }
+        (void)next;
+        if (has_pending) prefetcher_.wait(pending);
+    }
+
+    // ---- truncation ---------------------------------------------------------
+
+    /// Makes tile `t` the open tile again, holding its first `offset` bytes;
+    /// tiles after it are forgotten. Returns its buffer.
+    std::byte* reopen(std::size_t t, std::size_t offset) {
+        prefetcher_.drain();
+        const entry e = entries_[t];
+        if (!streaming_) {
+            memory_.truncate(e.slot + 1);
+            entries_.resize(t);
+            return open_ = memory_[e.slot].data();
+        }
+        allocate_arena();
+        half_ = 0;
+        std::byte* to = arena_[0]->data();
+        if (e.in_file) {
+            prefetcher_.wait(prefetcher_.submit([this, to, e] { spill_.read(to, e.used, e.offset); }));
+            file_end_ = e.offset;
+        } else {
+            std::memcpy(to, memory_[e.slot].data(), offset);
+            memory_.truncate(e.slot);
+        }
+        // drop file tiles after t and memory tiles after t
+        std::size_t keep_memory = 0;
+        for (std::size_t i = 0; i < t; ++i)
+            if (!entries_[i].in_file) keep_memory = entries_[i].slot + 1;
+        memory_.truncate(keep_memory);
+        entries_.resize(t);
+        return open_ = to;
+    }
+
+    /// Forgets every tile (memory is kept) and any error of the prefetcher.
+    void clear() {
+        prefetcher_.clear_error();
+        entries_.clear();
+        memory_.truncate(0);
+        file_end_ = 0;
+        open_ = nullptr;
+        moving_[0] = moving_[1] = 0;
+    }
+
+    // ---- information --------------------------------------------------------
+
+    std::size_t allocated_bytes() const noexcept {
+        return (memory_.allocated() + (arena_[0] ? 2 : 0)) * tile_bytes_;
+    }
+    stream_statistics statistics() const {
+        stream_statistics s = stats_;
+        s.bytes_spilled = spill_.bytes_written();
+        s.bytes_read_back = spill_.bytes_read();
+        return s;
+    }
+    bool thread_started() const noexcept { return prefetcher_.thread_started(); }
+
+private:
+    struct entry {
+        bool in_file;
+        std::size_t slot;       // index in memory_ when in memory
+        std::uint64_t offset;   // offset in the spill file when in the file
+        std::size_t used;       // record bytes in the tile
+    };
+
+    static std::string directory(const tape_options& o) {
+        if (!o.spill_directory.empty()) return o.spill_directory;
+        const char* tmp = std::getenv("TMPDIR");
+        return tmp && *tmp ? tmp : "/tmp";
+    }
+
+    void allocate_arena() {
+        if (arena_[0]) return;
+        arena_[0] = std::make_unique<tile>(tile_bytes_);
+        arena_[1] = std::make_unique<tile>(tile_bytes_);
+        note_resident();
+    }
+    void note_resident() noexcept {
+        stats_.peak_resident_bytes = std::max(stats_.peak_resident_bytes, allocated_bytes());
+    }
+
+    std::size_t tile_bytes_;
+    bool streaming_;
+    bool copy_through_;
+    std::size_t max_memory_tiles_ = std::numeric_limits<std::size_t>::max();
+
+    std::vector<entry> entries_;  // finished tiles
+    tile_list memory_;            // tiles in memory (the open one too, in direct mode)
+    std::unique_ptr<tile> arena_[2];
+    int half_ = 1;                // arena half of the open tile
+    prefetcher::ticket moving_[2] = {0, 0};  // job moving each half out
+    std::byte* open_ = nullptr;
+    std::uint64_t file_end_ = 0;
+    spill_file spill_;
+    stream_statistics stats_;
+    prefetcher prefetcher_;       // last: its thread stops before the buffers go
+};
+
+}  // namespace tapeflow

@@ -1,0 +1,61 @@
+// tapeflow/tape/options.hpp - the options of one tape, fixed at construction.
+//
+// **Example**: a tape that keeps at most 256 MiB of tape in memory and
+// spills the rest to a private file in /scratch, with a progress bar:
+//   tapeflow::tape_options options;
+//   options.memory_budget_bytes = 256u << 20;
+//   options.spill_directory = "/scratch";
+//   options.progress = [](const tapeflow::tape_progress& p) { show(p); };
+//   tapeflow::tape tape(options);
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <string>
+
+#include "../config.hpp"
+
+namespace tapeflow {
+
+class spill_io;
+
+/// What a progress callback is told (on the recording thread, once per tile).
+struct tape_progress {
+    enum class phase { recording, sweeping };
+    phase stage = phase::recording;
+    std::uint64_t statements = 0;     ///< recorded so far
+    std::size_t tiles = 0;            ///< tiles finished so far
+    std::size_t tiles_spilled = 0;    ///< of which went to the spill file
+    double sweep_fraction = 0.0;      ///< share of the sweep done (phase sweeping)
+};
+
+struct tape_options {
+    /// Bytes per tile; a record never straddles two tiles. At least
+    /// min_tile_bytes; rounded up to a multiple of 64.
+    std::size_t tile_bytes = default_tile_bytes;
+    /// Record into a cache-resident scratchpad of two tiles (double buffered)
+    /// and move each full tile out with non-temporal stores (true), or write
+    /// records straight into tiles in memory (false, the fastest measured when
+    /// the whole tape fits in memory).
+    bool scratchpad = false;
+    /// Most bytes of tape held in memory (scratchpad + tiles in memory + tiles
+    /// in flight). Past it, tiles go to the spill file. At least two tiles.
+    /// A finite budget implies the scratchpad.
+    std::size_t memory_budget_bytes = std::numeric_limits<std::size_t>::max();
+    /// Directory of the spill file (created on the first spill, mode 0600,
+    /// unlinked at once). Empty: $TMPDIR, else /tmp.
+    std::string spill_directory;
+    /// Move tiles on a background thread (true) or synchronously (false).
+    bool prefetch = true;
+    /// Called once per finished tile while recording and once per tile
+    /// while sweeping. Empty: no callback.
+    std::function<void(const tape_progress&)> progress;
+    /// The file layer of the spill file (tests inject faults through it).
+    /// Empty: POSIX pread/pwrite.
+    std::shared_ptr<spill_io> io;
+};
+
+}  // namespace tapeflow
