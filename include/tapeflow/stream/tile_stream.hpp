@@ -191,18 +191,31 @@ public:
             has_pending = false;
         };
         stage_next(last + 1);
-        for (std::size_t t = last + 1; t-- > to_tile;) {
-            const auto [begin, end] = range(t, entries_[t].used);
-            if (staged(t)) {
-                // t was staged into `half`; stage the next one into the other
-                stats_.sweep_wait_seconds += prefetcher_.wait(pending);
-                const std::byte* data = arena_[half]->data();
-                half = 1 - half;
-                stage_next(t);
-                f(data, begin, end, double(from_tile + 1 - t) / double(total));
-            } else {
-                f(memory_[entries_[t].slot].data(), begin, end, double(from_tile + 1 - t) / double(total));
+        try {
+            for (std::size_t t = last + 1; t-- > to_tile;) {
+                const auto [begin, end] = range(t, entries_[t].used);
+                if (staged(t)) {
+                    // t was staged into `half`; stage the next one into the other
+                    stats_.sweep_wait_seconds += prefetcher_.wait(pending);
+                    const std::byte* data = arena_[half]->data();
+                    half = 1 - half;
+                    stage_next(t);
+                    f(data, begin, end, double(from_tile + 1 - t) / double(total));
+                } else {
+                    f(memory_[entries_[t].slot].data(), begin, end, double(from_tile + 1 - t) / double(total));
+                }
             }
+        } catch (...) {
+            // f (the progress callback) threw: let the staging job in flight
+            // finish before the arena is written again (its own error, if
+            // any, stays pending in the prefetcher)
+            if (has_pending) {
+                try {
+                    prefetcher_.wait(pending);
+                } catch (...) {
+                }
+            }
+            throw;
         }
         (void)next;
         if (has_pending) prefetcher_.wait(pending);
@@ -230,11 +243,19 @@ public:
             std::memcpy(to, memory_[e.slot].data(), offset);
             memory_.truncate(e.slot);
         }
-        // drop file tiles after t and memory tiles after t
+        // drop file tiles after t and memory tiles after t; the file is
+        // written again from the end of the last file tile kept (0 when t is
+        // a memory tile: file tiles all come after the memory tiles)
         std::size_t keep_memory = 0;
-        for (std::size_t i = 0; i < t; ++i)
-            if (!entries_[i].in_file) keep_memory = entries_[i].slot + 1;
+        std::uint64_t keep_file = 0;
+        for (std::size_t i = 0; i < t; ++i) {
+            if (!entries_[i].in_file)
+                keep_memory = entries_[i].slot + 1;
+            else
+                keep_file = entries_[i].offset + entries_[i].used + spill_file::checksum_bytes;
+        }
         memory_.truncate(keep_memory);
+        file_end_ = keep_file;
         entries_.resize(t);
         return open_ = to;
     }

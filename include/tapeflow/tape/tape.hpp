@@ -465,6 +465,10 @@ private:
             const std::size_t used = std::size_t(cursor_ - tile_begin_);
             stream_.close_tile(used);
             bytes_before_tile_ += used;
+            // no tile is open until open_tile() returns: if the callback or
+            // open_tile() throws, the next record opens a tile (never closes
+            // this one twice)
+            cursor_ = tile_end_ = tile_begin_ = nullptr;
             if (options_.progress) report(tape_progress::phase::recording, 0.0);
         }
         tile_begin_ = stream_.open_tile();

@@ -1,0 +1,386 @@
+// The tile stream: tiles come back byte for byte, last first, from memory,
+// the scratchpad or the spill file; reopen() restores a tile; and faults of
+// the spill file injected through tape_options::io (disk full, corruption,
+// a truncated file, an unusable directory) reach the caller of the tape as
+// tapeflow::error without hanging, after which reset() makes the tape usable.
+// Destroying a tape with tile moves queued neither hangs nor leaks.
+#include <catch2/catch.hpp>
+#include <tapeflow/stream/tile_stream.hpp>
+#include <tapeflow/tapeflow.hpp>
+
+#include "stream/stream_support.hpp"
+#include "support/options.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+using tapeflow_test::contains;
+using tapeflow_test::faulty_io;
+using tapeflow_test::heat_recording;
+using tapeflow_test::mismatches;
+
+namespace {
+
+constexpr std::size_t unlimited = std::numeric_limits<std::size_t>::max();
+
+// Byte j of tile t.
+std::byte tile_byte(std::size_t t, std::size_t j) { return std::byte((t * 131 + j * 7 + (j >> 8)) & 0xff); }
+
+// Records `tiles` finished tiles of varying fill into the stream, then opens
+// one more and seals it with `last_used` bytes. Returns the used bytes of each.
+std::vector<std::size_t> fill(tapeflow::tile_stream& s, std::size_t tile_bytes, std::size_t tiles,
+                              std::size_t last_used) {
+    std::vector<std::size_t> used;
+    for (std::size_t t = 0; t <= tiles; ++t) {
+        std::byte* data = s.open_tile();
+        const std::size_t n = t == tiles ? last_used : tile_bytes - (t * 52) % 700;
+        for (std::size_t j = 0; j < n; ++j) data[j] = tile_byte(t, j);
+        used.push_back(n);
+        if (t < tiles) s.close_tile(n);
+    }
+    if (s.streaming()) {
+        CHECK(s.seal(last_used) == (last_used > 0));
+    } else {
+        s.close_tile(last_used);
+    }
+    return used;
+}
+
+struct visit {
+    std::size_t begin, end;
+    double done;
+    bool bytes_ok;
+};
+
+std::vector<visit> read_back(tapeflow::tile_stream& s, std::size_t from_tile, std::size_t from_offset,
+                             std::size_t to_tile, std::size_t to_offset, std::vector<std::size_t>& tiles_seen) {
+    std::vector<visit> visits;
+    std::size_t t = from_tile + 1;
+    s.read_reverse(from_tile, from_offset, to_tile, to_offset,
+                   [&](const std::byte* data, std::size_t begin, std::size_t end, double done) {
+                       --t;  // tiles come last first, one call each
+                       bool ok = true;
+                       for (std::size_t j = begin; j < end; ++j) ok = ok && data[j] == tile_byte(t, j);
+                       tiles_seen.push_back(t);
+                       visits.push_back({begin, end, done, ok});
+                   });
+    return visits;
+}
+
+tapeflow::tape_options options_for(std::size_t tile, bool scratchpad, std::size_t budget, bool prefetch,
+                                   const std::string& dir, std::shared_ptr<tapeflow::spill_io> io = {}) {
+    auto o = tapeflow_test::tape_options(tile, scratchpad, budget, prefetch);
+    o.spill_directory = dir;
+    o.io = std::move(io);
+    return o;
+}
+
+// The reference gradient of the heat program at the sizes used below.
+constexpr std::size_t cells = 32;
+constexpr std::size_t steps = 200;
+const std::vector<double>& reference_gradient() {
+    static const std::vector<double> g = [] {
+        tapeflow::tape t;
+        heat_recording r(t, cells, steps);
+        return r.gradient();
+    }();
+    return g;
+}
+
+// Records the heat program and sweeps it; returns the gradient.
+std::vector<double> record_and_sweep(tapeflow::tape& t) {
+    heat_recording r(t, cells, steps);
+    return r.gradient();
+}
+
+// After a fault: reset, switch the faults off, record again and compare.
+void check_usable_after_reset(tapeflow::tape& t, faulty_io& io) {
+    io.fail_write_from = faulty_io::never;
+    io.corrupt_read = faulty_io::never;
+    io.truncate_before_read = faulty_io::never;
+    t.stop_recording();
+    t.reset();
+    CHECK(mismatches(record_and_sweep(t), reference_gradient()) == 0);
+    // and once more, on the reset tape
+    t.reset();
+    CHECK(mismatches(record_and_sweep(t), reference_gradient()) == 0);
+}
+
+enum class failed_in { nothing, recording, sweep };
+
+// Records and sweeps, catching the first tapeflow::error; says where it came.
+failed_in run_until_error(tapeflow::tape& t, std::string& message) {
+    std::unique_ptr<heat_recording> r;
+    try {
+        r = std::make_unique<heat_recording>(t, cells, steps);
+    } catch (const tapeflow::error& e) {
+        message = e.what();
+        return failed_in::recording;
+    }
+    try {
+        r->gradient();
+    } catch (const tapeflow::error& e) {
+        message = e.what();
+        return failed_in::sweep;
+    }
+    return failed_in::nothing;
+}
+
+}  // namespace
+
+TEST_CASE("tiles come back byte for byte, last first, with the asked ranges") {
+    constexpr std::size_t tile = 1024;
+    const std::size_t budget_tiles = GENERATE(std::size_t(0), std::size_t(2), std::size_t(5));
+    const bool scratchpad = GENERATE(false, true);
+    const bool prefetch = GENERATE(true, false);
+    CAPTURE(budget_tiles, scratchpad, prefetch);
+    tapeflow_test::temp_directory dir;
+    tapeflow::tile_stream s(
+        options_for(tile, scratchpad, budget_tiles ? budget_tiles * tile : unlimited, prefetch, dir.path()));
+    CHECK(s.streaming() == (scratchpad || budget_tiles > 0));
+    const auto used = fill(s, tile, 12, 300);
+    REQUIRE(s.count() == 13);
+
+    std::vector<std::size_t> seen;
+    SECTION("everything") {
+        const auto v = read_back(s, 12, used[12], 0, 0, seen);
+        REQUIRE(v.size() == 13);
+        for (std::size_t i = 0; i < v.size(); ++i) {
+            CAPTURE(i);
+            CHECK(seen[i] == 12 - i);
+            CHECK(v[i].bytes_ok);
+            CHECK(v[i].begin == 0);
+            CHECK(v[i].end == used[12 - i]);
+            CHECK(v[i].done == Approx(double(i + 1) / 13).epsilon(1e-15));
+        }
+        CHECK(v.back().done == 1.0);
+    }
+    SECTION("a piece from inside tile 9 to inside tile 3") {
+        const auto v = read_back(s, 9, 200, 3, 130, seen);
+        REQUIRE(v.size() == 7);
+        CHECK(seen.front() == 9);
+        CHECK(seen.back() == 3);
+        CHECK(v.front().begin == 0);
+        CHECK(v.front().end == 200);
+        CHECK(v.back().begin == 130);
+        CHECK(v.back().end == used[3]);
+        for (const auto& x : v) CHECK(x.bytes_ok);
+        CHECK(v.back().done == 1.0);
+    }
+    SECTION("twice: the file tiles are read again") {
+        read_back(s, 12, used[12], 0, 0, seen);
+        const auto first = s.statistics().tiles_read_back;
+        const auto v = read_back(s, 12, used[12], 0, 0, seen);
+        for (const auto& x : v) CHECK(x.bytes_ok);
+        CHECK(s.statistics().tiles_read_back == 2 * first);
+        if (budget_tiles > 0) {
+            CHECK(first == s.statistics().tiles_spilled);
+            CHECK(s.statistics().tiles_spilled == 13 - (budget_tiles - 2));
+        }
+    }
+    SECTION("reopen a tile: its first bytes are back, later tiles are gone") {
+        for (std::size_t t : {std::size_t(10), std::size_t(1)}) {
+            CAPTURE(t);
+            std::byte* data = s.reopen(t, 500);
+            CHECK(s.count() == t);
+            bool ok = true;
+            for (std::size_t j = 0; j < 500; ++j) ok = ok && data[j] == tile_byte(t, j);
+            CHECK(ok);
+            // write the rest of the tile again and finish it: it reads back whole
+            for (std::size_t j = 500; j < used[t]; ++j) data[j] = tile_byte(t, j);
+            if (s.streaming()) {
+                s.seal(used[t]);
+            } else {
+                s.close_tile(used[t]);
+            }
+            REQUIRE(s.count() == t + 1);
+            const auto v = read_back(s, t, used[t], 0, 0, seen);
+            for (const auto& x : v) CHECK(x.bytes_ok);
+        }
+    }
+    CHECK(dir.entries().empty());
+}
+
+TEST_CASE("a budget below two tiles is a usage_error, and the thread runs only when streaming with prefetch") {
+    CHECK_THROWS_WITH(tapeflow::tile_stream(tapeflow_test::tape_options(4096, true, 8191)),
+                      Catch::Contains("two tiles"));
+    CHECK_NOTHROW(tapeflow::tile_stream(tapeflow_test::tape_options(4096, true, 8192)));
+    CHECK_THROWS_AS(tapeflow::tape(tapeflow_test::tape_options(4096, false, 4096)), tapeflow::usage_error);
+
+    tapeflow_test::temp_directory dir;
+    for (const bool streaming : {false, true})
+        for (const bool prefetch : {false, true}) {
+            CAPTURE(streaming, prefetch);
+            tapeflow::tile_stream s(options_for(1024, streaming, unlimited, prefetch, dir.path()));
+            fill(s, 1024, 6, 100);
+            CHECK(s.thread_started() == (streaming && prefetch));
+        }
+}
+
+TEST_CASE("disk full while recording: tapeflow::error at a later tape operation, then reset() recovers") {
+    tapeflow_test::watchdog dog(120, "disk full");
+    const bool prefetch = GENERATE(true, false);
+    const std::size_t fail_from = GENERATE(std::size_t(0), std::size_t(5));
+    CAPTURE(prefetch, fail_from);
+    tapeflow_test::temp_directory dir;
+    auto io = std::make_shared<faulty_io>();
+    io->fail_write_from = fail_from;
+    tapeflow::tape t(options_for(1024, true, 2 * 1024, prefetch, dir.path(), io));
+    std::string message;
+    const auto where = run_until_error(t, message);
+    CHECK(where == failed_in::recording);  // ~100 tiles: long before the sweep
+    CHECK(contains(message, "writing the spill file failed"));
+    CHECK(contains(message, "No space left on device"));
+    CHECK(contains(message, "spill_directory"));
+    CHECK(dir.entries().empty());
+    check_usable_after_reset(t, *io);
+    CHECK(dir.entries().empty());
+}
+
+TEST_CASE("disk full on the last tile: sweep() throws tapeflow::error, then reset() recovers") {
+    tapeflow_test::watchdog dog(120, "disk full at the sweep");
+    const bool prefetch = GENERATE(true, false);
+    CAPTURE(prefetch);
+    tapeflow_test::temp_directory dir;
+    auto io = std::make_shared<faulty_io>();
+    tapeflow::tape t(options_for(1024, true, 2 * 1024, prefetch, dir.path(), io));
+    // How many tiles the recording finishes before the sweep seals the last one.
+    std::size_t recorded = 0;
+    {
+        heat_recording r(t, cells, steps);
+        recorded = t.statistics().tiles_written;
+    }
+    t.reset();
+    io->fail_write_from = io->tile_writes + recorded;  // the tile sealed by the sweep
+    std::string message;
+    CHECK(run_until_error(t, message) == failed_in::sweep);
+    CHECK(contains(message, "No space left on device"));
+    check_usable_after_reset(t, *io);
+}
+
+TEST_CASE("a corrupted tile on read-back: sweep() throws, again until reset(), then recovers") {
+    tapeflow_test::watchdog dog(120, "corrupt tile");
+    const bool prefetch = GENERATE(true, false);
+    const std::size_t budget_tiles = GENERATE(std::size_t(2), std::size_t(6));
+    CAPTURE(prefetch, budget_tiles);
+    tapeflow_test::temp_directory dir;
+    auto io = std::make_shared<faulty_io>();
+    tapeflow::tape t(options_for(1024, true, budget_tiles * 1024, prefetch, dir.path(), io));
+    heat_recording r(t, cells, steps);
+    io->corrupt_read = 7;  // the 8th tile read back
+    try {
+        r.gradient();
+        FAIL("the corrupted tile went unnoticed");
+    } catch (const tapeflow::error& e) {
+        CHECK(contains(e.what(), "corrupt"));
+        CHECK(contains(e.what(), "reset()"));
+    }
+    // Without a reset the tape does not sweep garbage.
+    io->corrupt_read = faulty_io::never;
+    CHECK_THROWS_AS(r.gradient(), tapeflow::error);
+    check_usable_after_reset(t, *io);
+}
+
+TEST_CASE("a truncated spill file: sweep() throws a clear error, then reset() recovers") {
+    tapeflow_test::watchdog dog(120, "truncated file");
+    const bool prefetch = GENERATE(true, false);
+    CAPTURE(prefetch);
+    tapeflow_test::temp_directory dir;
+    auto io = std::make_shared<faulty_io>();
+    tapeflow::tape t(options_for(1024, true, 3 * 1024, prefetch, dir.path(), io));
+    heat_recording r(t, cells, steps);
+    io->truncate_before_read = 3;
+    CHECK_THROWS_WITH(r.gradient(), Catch::Contains("shorter than the tape"));
+    check_usable_after_reset(t, *io);
+}
+
+TEST_CASE("an unusable spill directory: a clear tapeflow::error naming it") {
+    tapeflow_test::watchdog dog(120, "bad directory");
+    const bool prefetch = GENERATE(true, false);
+    CAPTURE(prefetch);
+    tapeflow_test::temp_directory dir;
+    const std::string file = dir.path() + "/a-file";
+    const int fd = ::open(file.c_str(), O_CREAT | O_WRONLY, 0600);
+    REQUIRE(fd >= 0);
+    ::close(fd);
+    for (const std::string& bad : {dir.path() + "/does-not-exist", file}) {
+        CAPTURE(bad);
+        tapeflow::tape t(options_for(1024, false, 4 * 1024, prefetch, bad));
+        std::string message;
+        CHECK(run_until_error(t, message) != failed_in::nothing);
+        CHECK(contains(message, "cannot create a spill file in '" + bad + "'"));
+        CHECK(contains(message, "spill_directory"));
+        // Still failing after reset (the directory is still bad), but cleanly.
+        t.stop_recording();
+        t.reset();
+        CHECK(run_until_error(t, message) != failed_in::nothing);
+        t.stop_recording();
+    }
+    CHECK(dir.entries() == std::vector<std::string>{"a-file"});
+    // A budget that holds the whole tape never touches the directory.
+    tapeflow::tape fits(options_for(1024, false, 1000 * 1024, prefetch, dir.path() + "/does-not-exist"));
+    CHECK(mismatches(record_and_sweep(fits), reference_gradient()) == 0);
+    CHECK(fits.statistics().tiles_spilled == 0);
+}
+
+TEST_CASE("destroying a tape with tile moves queued: no hang, no thread, no descriptor, no file left") {
+    tapeflow_test::watchdog dog(120, "tape destructor");
+    const bool fault = GENERATE(false, true);
+    CAPTURE(fault);
+    tapeflow_test::temp_directory dir;
+    auto io = std::make_shared<faulty_io>();
+    io->write_delay_us = 20000;  // the prefetcher lags behind the recording
+    if (fault) io->fail_write_from = 4;
+    const auto threads_before = tapeflow_test::thread_count();
+    const auto descriptors_before = tapeflow_test::descriptor_count();
+    double destroy_seconds = 0;
+    {
+        auto t = std::make_unique<tapeflow::tape>(options_for(1024, true, 2 * 1024, true, dir.path(), io));
+        using tapeflow::Real;
+        t->start_recording();
+        Real x = 0.5;
+        t->register_input(x);
+        Real y = x;
+        try {
+            for (int i = 0; i < 400; ++i) y = y * 0.99 + sin(x * y);  // ~11 tiles
+        } catch (const tapeflow::error&) {
+            CHECK(fault);
+        }
+        CHECK(tapeflow_test::thread_count() == threads_before + 1);
+        // the last finished tile is still on its way to the file
+        if (!fault) CHECK(io->tile_writes_done < t->statistics().tiles_written);
+        const auto start = std::chrono::steady_clock::now();
+        t.reset();  // the tape goes while its last tiles are still moving
+        destroy_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    INFO("destructor took " << destroy_seconds << " s");
+    CHECK(destroy_seconds < 5.0);
+    CHECK(tapeflow_test::thread_count() == threads_before);
+    CHECK(tapeflow_test::descriptor_count() == descriptors_before);
+    CHECK(io->creates == 1);
+    CHECK(io->closes == io->creates);
+    CHECK(dir.entries().empty());
+}
+
+TEST_CASE("no spill file is ever visible in the spill directory") {
+    tapeflow_test::temp_directory dir;
+    std::vector<std::size_t> entries_seen;
+    auto o = options_for(1024, true, 2 * 1024, true, dir.path());
+    o.progress = [&](const tapeflow::tape_progress&) { entries_seen.push_back(dir.entries().size()); };
+    {
+        tapeflow::tape t(o);
+        CHECK(mismatches(record_and_sweep(t), reference_gradient()) == 0);
+        CHECK(t.statistics().tiles_spilled > 50);
+    }
+    REQUIRE(entries_seen.size() > 100);
+    for (std::size_t n : entries_seen) CHECK(n == 0);
+    CHECK(dir.entries().empty());
+}
