@@ -26,8 +26,10 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "../error.hpp"
+#include "codec.hpp"
 
 namespace tapeflow {
 
@@ -92,13 +94,27 @@ inline std::uint64_t tile_checksum(const std::byte* data, std::size_t bytes) noe
 }
 
 /// The spill file of one tape: tiles at offsets chosen by the caller, each
-/// followed by its 8-byte checksum. Written and read on the prefetch thread.
+/// followed by its 8-byte checksum. With a codec, a tile is stored as
+/// [8-byte length][compressed bytes][checksum of them] in a slot of
+/// reserved_bytes(used) (the unused end of the slot stays a hole in the file).
+/// Written and read on the prefetch thread.
 class spill_file {
 public:
     static constexpr std::size_t checksum_bytes = 8;
+    static constexpr std::size_t length_bytes = 8;
 
-    spill_file(std::shared_ptr<spill_io> io, std::string directory)
-        : io_(std::move(io)), directory_(std::move(directory)) {}
+    spill_file(std::shared_ptr<spill_io> io, std::string directory,
+               std::shared_ptr<tile_codec> codec = nullptr)
+        : io_(std::move(io)), directory_(std::move(directory)), codec_(std::move(codec)) {}
+
+    /// Bytes of file a tile of `used` bytes may take.
+    std::size_t reserved_bytes(std::size_t used) const {
+        return codec_ ? length_bytes + codec_->bound(used) + checksum_bytes : used + checksum_bytes;
+    }
+    /// Memory of the codec's buffer for tiles of `tile_bytes` (0 without codec).
+    std::size_t buffer_bytes(std::size_t tile_bytes) const {
+        return codec_ ? codec_->bound(tile_bytes) : 0;
+    }
     spill_file(const spill_file&) = delete;
     spill_file& operator=(const spill_file&) = delete;
     ~spill_file() {
@@ -108,7 +124,18 @@ public:
     /// Writes a tile and its checksum at `offset`. Creates the file on first use.
     void write(const std::byte* data, std::size_t bytes, std::uint64_t offset) {
         if (fd_ < 0) fd_ = io_->create(directory_);
-        io_->write(fd_, data, bytes, offset);
+        if (codec_) {
+            buffer_.resize(codec_->bound(bytes) + length_bytes);
+            const std::uint64_t stored = codec_->compress(data, bytes, buffer_.data() + length_bytes);
+            std::memcpy(buffer_.data(), &stored, length_bytes);
+            data = buffer_.data() + length_bytes;
+            io_->write(fd_, buffer_.data(), length_bytes + stored, offset);
+            bytes = std::size_t(stored);
+            offset += length_bytes;
+            written_ += length_bytes;
+        } else {
+            io_->write(fd_, data, bytes, offset);
+        }
         const std::uint64_t sum = tile_checksum(data, bytes);
         std::byte tail[checksum_bytes];
         std::memcpy(tail, &sum, checksum_bytes);
@@ -118,6 +145,23 @@ public:
     /// Reads the tile of `bytes` bytes at `offset` into `data` and verifies it.
     /// \throws tapeflow::error on a short read or a checksum mismatch.
     void read(std::byte* data, std::size_t bytes, std::uint64_t offset) {
+        if (codec_) {
+            std::uint64_t stored = 0;
+            io_->read(fd_, reinterpret_cast<std::byte*>(&stored), length_bytes, offset);
+            if (stored > codec_->bound(bytes))
+                throw error("a tile read back from the spill file is corrupt (bad length at offset " +
+                            std::to_string(offset) + "); the tape cannot be swept: call reset()");
+            buffer_.resize(codec_->bound(bytes));
+            read_verified(buffer_.data(), std::size_t(stored), offset + length_bytes);
+            read_ += length_bytes;
+            codec_->decompress(buffer_.data(), std::size_t(stored), data, bytes);
+            return;
+        }
+        read_verified(data, bytes, offset);
+    }
+
+private:
+    void read_verified(std::byte* data, std::size_t bytes, std::uint64_t offset) {
         io_->read(fd_, data, bytes, offset);
         std::byte tail[checksum_bytes];
         io_->read(fd_, tail, checksum_bytes, offset + bytes);
@@ -129,6 +173,7 @@ public:
                         std::to_string(offset) + "); the tape cannot be swept: call reset()");
     }
 
+public:
     bool exists() const noexcept { return fd_ >= 0; }
     std::uint64_t bytes_written() const noexcept { return written_; }
     std::uint64_t bytes_read() const noexcept { return read_; }
@@ -136,6 +181,8 @@ public:
 private:
     std::shared_ptr<spill_io> io_;
     std::string directory_;
+    std::shared_ptr<tile_codec> codec_;
+    std::vector<std::byte> buffer_;  // compressed tile (codec only)
     int fd_ = -1;
     std::atomic<std::uint64_t> written_{0};
     std::atomic<std::uint64_t> read_{0};

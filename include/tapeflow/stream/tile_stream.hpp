@@ -61,15 +61,17 @@ public:
                      options.memory_budget_bytes != std::numeric_limits<std::size_t>::max()),
           copy_through_(options.scratchpad),
           memory_(options.tile_bytes),
-          spill_(options.io ? options.io : std::make_shared<spill_io>(), directory(options)),
+          spill_(options.io ? options.io : std::make_shared<spill_io>(), directory(options), options.codec),
           prefetcher_(options.prefetch && streaming_) {
         if (streaming_) {
-            if (options.memory_budget_bytes < 2 * tile_bytes_)
+            const std::size_t fixed = 2 * tile_bytes_ + spill_.buffer_bytes(tile_bytes_);
+            if (options.memory_budget_bytes < fixed)
                 throw usage_error("tape_options::memory_budget_bytes = " +
-                                  std::to_string(options.memory_budget_bytes) +
-                                  " is below two tiles (" + std::to_string(2 * tile_bytes_) +
-                                  " bytes, the scratchpad); raise it or lower tile_bytes");
-            max_memory_tiles_ = (options.memory_budget_bytes - 2 * tile_bytes_) / tile_bytes_;
+                                  std::to_string(options.memory_budget_bytes) + " is below " +
+                                  std::to_string(fixed) +
+                                  " bytes (two tiles of scratchpad, and the codec's buffer); raise it "
+                                  "or lower tile_bytes");
+            max_memory_tiles_ = (options.memory_budget_bytes - fixed) / tile_bytes_;
         }
     }
 
@@ -112,7 +114,7 @@ public:
         } else {
             entries_.push_back({true, 0, file_end_, used});
             const std::uint64_t at = file_end_;
-            file_end_ += used + spill_file::checksum_bytes;
+            file_end_ += spill_.reserved_bytes(used);
             ++stats_.tiles_spilled;
             moving_[half_] = prefetcher_.submit([this, from, used, at] { spill_.write(from, used, at); });
         }
@@ -252,7 +254,7 @@ public:
             if (!entries_[i].in_file)
                 keep_memory = entries_[i].slot + 1;
             else
-                keep_file = entries_[i].offset + entries_[i].used + spill_file::checksum_bytes;
+                keep_file = entries_[i].offset + spill_.reserved_bytes(entries_[i].used);
         }
         memory_.truncate(keep_memory);
         file_end_ = keep_file;
@@ -273,7 +275,8 @@ public:
     // ---- information --------------------------------------------------------
 
     std::size_t allocated_bytes() const noexcept {
-        return (memory_.allocated() + (arena_[0] ? 2 : 0)) * tile_bytes_;
+        return (memory_.allocated() + (arena_[0] ? 2 : 0)) * tile_bytes_ +
+               (arena_[0] ? spill_.buffer_bytes(tile_bytes_) : 0);
     }
     stream_statistics statistics() const {
         stream_statistics s = stats_;

@@ -21,6 +21,7 @@
 namespace tapeflow {
 
 class spill_io;
+class tile_codec;
 
 /// What a progress callback is told (on the recording thread, once per tile).
 struct tape_progress {
@@ -56,6 +57,10 @@ struct tape_options {
     /// The file layer of the spill file (tests inject faults through it).
     /// Empty: POSIX pread/pwrite.
     std::shared_ptr<spill_io> io;
+    /// Compression of spilled tiles, e.g. std::make_shared<zstd_codec>()
+    /// from tapeflow/stream/zstd_codec.hpp (opt-in, needs libzstd). Empty:
+    /// tiles are spilled as they are. Its buffer counts toward the budget.
+    std::shared_ptr<tile_codec> codec;
 };
 
 }  // namespace tapeflow
