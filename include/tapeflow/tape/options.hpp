@@ -49,8 +49,12 @@ struct tape_options {
     /// Directory of the spill file (created on the first spill, mode 0600,
     /// unlinked at once). Empty: $TMPDIR, else /tmp.
     std::string spill_directory;
-    /// Move tiles on a background thread (true) or synchronously (false).
-    bool prefetch = true;
+    /// Move tiles on a background thread, one tile ahead of recording and of
+    /// the sweep (true), or synchronously in the operation that needs them
+    /// (false). Off by default: on the 2-core machine of docs/performance.md
+    /// the thread costs more than it hides (the streaming gradient took 1.5-2x
+    /// as long with it); turn it on where a core is free.
+    bool prefetch = false;
     /// Called once per finished tile while recording and once per tile
     /// while sweeping. Empty: no callback.
     std::function<void(const tape_progress&)> progress;
