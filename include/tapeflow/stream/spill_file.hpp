@@ -1,9 +1,10 @@
 // tapeflow/stream/spill_file.hpp - where tiles go past the memory budget.
 //
 // One private temporary file per tape, created on the first spill in the
-// chosen directory with mode 0600 (mkstemp) and unlinked at once, so that no
-// file is left behind whatever happens to the program; the descriptor is
-// closed when the tape is destroyed. Tiles are appended and read back at
+// chosen directory with mode 0600: unnamed from the start (O_TMPFILE) where
+// the file system allows, else created by mkstemp and unlinked at once, so
+// that no file is left behind whatever happens to the program; the
+// descriptor is closed when the tape is destroyed. Tiles are appended and read back at
 // their offsets; each carries a checksum that is verified on the way back.
 //
 //   offset 0        t1            t2                    end
@@ -40,6 +41,15 @@ public:
     virtual ~spill_io() = default;
     /// Creates a private file in `directory`; returns its descriptor.
     virtual int create(const std::string& directory) {
+#ifdef O_TMPFILE
+        // An unnamed file from the start: never visible in the directory.
+        const int unnamed = ::open(directory.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        if (unnamed >= 0) return unnamed;
+        if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+            throw error("cannot create a spill file in '" + directory + "': " + std::strerror(errno) +
+                        "; set tape_options::spill_directory to a writable directory");
+#endif
+        // Elsewhere: a named file, unlinked at once.
         std::string path = directory + "/tapeflow-spill-XXXXXX";
         const int fd = ::mkstemp(path.data());  // mode 0600
         if (fd < 0)
