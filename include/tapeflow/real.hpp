@@ -42,7 +42,6 @@ class basic_real : public expression<basic_real<Scalar>> {
 public:
     using scalar_type = Scalar;
     using tape_type = basic_tape<Scalar>;
-    static constexpr std::size_t leaf_count = 1;
 
     /// A passive zero.
     constexpr basic_real() noexcept : value_(0) {}
@@ -122,11 +121,6 @@ public:
     constexpr bool is_active() const noexcept { return id_ != 0; }
     /// Serial number of the tape that owns the identifier (0: none).
     constexpr std::uint32_t tape_tag() const noexcept { return tag_; }
-
-    template <class Sink>
-    TAPEFLOW_ALWAYS_INLINE void push(Sink& sink, Scalar w) const noexcept {
-        detail::capture<Scalar>(*this).push(sink, w);
-    }
 
 private:
     template <class E>

@@ -58,7 +58,7 @@ public:
             return done_ = ++submitted_;
         }
         std::unique_lock<std::mutex> lock(mutex_);
-        rethrow_pending_locked(lock);
+        rethrow_pending();
         if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
         jobs_.push_back(std::move(job));
         const ticket t = ++submitted_;
@@ -72,12 +72,12 @@ public:
     double wait(ticket t) {
         std::unique_lock<std::mutex> lock(mutex_);
         if (done_ >= t || error_) {
-            rethrow_pending_locked(lock);
+            rethrow_pending();
             return 0.0;
         }
         const auto start = std::chrono::steady_clock::now();
         finished_.wait(lock, [&] { return done_ >= t || error_; });
-        rethrow_pending_locked(lock);
+        rethrow_pending();
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
 
@@ -121,10 +121,8 @@ private:
         }
     }
 
+    // Callers hold mutex_ when the thread runs (error_ is shared with it).
     void rethrow_pending() {
-        if (error_) std::rethrow_exception(error_);
-    }
-    void rethrow_pending_locked(std::unique_lock<std::mutex>&) {
         if (error_) std::rethrow_exception(error_);
     }
 

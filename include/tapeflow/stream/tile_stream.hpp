@@ -181,13 +181,11 @@ public:
         int half = 0;
         prefetcher::ticket pending = 0;
         bool has_pending = false;
-        std::size_t next = last + 1;  // next tile to stage, counting down
         auto stage_next = [&](std::size_t below) {
             while (below-- > to_tile)
                 if (staged(below)) {
                     pending = stage(below, half);
                     has_pending = true;
-                    next = below;
                     return;
                 }
             has_pending = false;
@@ -219,7 +217,6 @@ public:
             }
             throw;
         }
-        (void)next;
         if (has_pending) prefetcher_.wait(pending);
     }
 

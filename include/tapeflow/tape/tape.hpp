@@ -259,14 +259,8 @@ public:
     /// computed from is forgotten (they act as constants in the next recording).
     void reset() {
         check_owner("reset");
-        stream_.clear();
-        cursor_ = tile_end_ = tile_begin_ = nullptr;
-        statements_ = 0;
-        long_records_ = 0;
-        bytes_before_tile_ = 0;
-        regions_.clear();
+        forget_records();
         clear_adjoints();
-        ids_.tape_emptied();
     }
     /// Drops the records after `to`; adjoints are kept (for checkpointing:
     /// sweep back to `to`, reset to it, record again).
@@ -275,9 +269,7 @@ public:
         if (get_position() < to)
             throw usage_error("reset(position) to a position beyond the end of the tape");
         if (to.statements == 0) {
-            auto adjoints = std::move(adjoints_);
-            reset();
-            adjoints_ = std::move(adjoints);
+            forget_records();
             return;
         }
         if (to.tile < stream_.count()) {  // the position is in a finished tile: reopen it
@@ -393,6 +385,17 @@ private:
     [[noreturn]] TAPEFLOW_COLD void throw_foreign() const {
         throw usage_error("an expression mixes variables of two tapes; every operand must "
                           "come from the tape that is recording");
+    }
+
+    // Empties the tape (memory kept); adjoints are left as they are.
+    void forget_records() {
+        stream_.clear();
+        cursor_ = tile_end_ = tile_begin_ = nullptr;
+        statements_ = 0;
+        long_records_ = 0;
+        bytes_before_tile_ = 0;
+        regions_.clear();
+        ids_.tape_emptied();
     }
 
     void grow_adjoints() {
