@@ -35,6 +35,9 @@
 namespace tapeflow {
 
 template <class Scalar>
+class basic_custom_adjoint;
+
+template <class Scalar>
 class basic_real : public expression<basic_real<Scalar>> {
     static_assert(std::is_floating_point_v<Scalar>,
                   "tapeflow::basic_real<S> needs a floating-point S (float, double, long double)");
@@ -145,6 +148,7 @@ private:
     }
 
     friend tape_type;
+    friend basic_custom_adjoint<Scalar>;
 
     Scalar value_;
     identifier id_ = 0;

@@ -8,6 +8,10 @@
 //                     once and sweep many times (tape::active()).
 //   tapeflow::Region  RAII scope that groups records (a time step, a loop
 //                     body) for statistics.
+//   tapeflow::custom_adjoint / external_function
+//                     tape a block of work on doubles as one entry with
+//                     a reverse rule you write (custom_adjoint.hpp).
+//   #include <tapeflow/eigen.hpp> (opt-in) for Eigen matrices of Real.
 //   basic_real<float>, basic_real<long double> (RealF, RealL) and their
 //   tapes, for other precisions.
 //
@@ -16,6 +20,7 @@
 #pragma once
 
 #include "config.hpp"
+#include "custom_adjoint.hpp"
 #include "drivers.hpp"
 #include "error.hpp"
 #include "expr/binary_functions.hpp"

@@ -17,6 +17,7 @@ struct position {
     std::uint64_t bytes = 0;       ///< record bytes before this point
     std::size_t regions = 0;       ///< regions opened before this point
     std::uint64_t long_records = 0;  ///< records with 31 or more pairs before this point
+    std::uint64_t externals = 0;     ///< external entries (custom adjoints) before this point
 
     friend bool operator==(const position& a, const position& b) noexcept {
         return a.statements == b.statements && a.tile == b.tile && a.offset == b.offset;

@@ -17,6 +17,17 @@
 // a 4-byte word just before the header (size k * P + 8); such statements
 // (31 or more distinct operands) are rare. Identifiers fit in 27 bits.
 //
+// A record with k = 0 is an EXTERNAL entry (a custom adjoint, see
+// tape/external.hpp): header word 0 (lhs 0, k 0) and, before it, the index of
+// the entry in the tape's table of external entries (size 8). No statement
+// records k = 0 (an all-passive statement records nothing), and lhs 0 is the
+// passive identifier whose adjoint is always 0, so the sweep meets an
+// external entry on its rarely taken "adjoint is zero" path:
+//
+//   +-------------+-------------+
+//   | entry index | 0 (lhs, k)  |     8 bytes
+//   +-------------+-------------+
+//
 // Records are packed at 4-byte granularity and read with memcpy, so no
 // padding is spent on alignment. Pair i sits at i*P whatever k is, so the
 // recorder can store all candidate pairs at fixed offsets and only then
@@ -55,9 +66,9 @@ struct record_layout {
     /// Largest identifier a header can hold.
     static constexpr identifier max_identifier = (identifier(1) << (32 - count_bits)) - 1;
 
-    /// Bytes of a record with k pairs.
+    /// Bytes of a record with k pairs (k = 0: an external entry).
     static constexpr std::size_t size(std::size_t k) noexcept {
-        return k * pair_bytes + (k < long_count ? 4 : 8);
+        return k * pair_bytes + (k - 1 < long_count - 1 ? 4 : 8);  // k = 0 wraps around: 8
     }
     /// Number of pairs of a record of `bytes` bytes.
     static constexpr std::size_t count(std::size_t bytes) noexcept {
@@ -86,6 +97,19 @@ struct record_layout {
         for (std::uint32_t i = 0; i < k; ++i) write_pair(at, i, partials[i], ids[i]);
         write_header(at, lhs, k);
         return size(k);
+    }
+
+    /// Writes an external entry record (size(0) bytes) at `at`.
+    static void write_external(std::byte* at, std::uint32_t index) noexcept {
+        const std::uint32_t word = 0;
+        std::memcpy(at, &index, 4);
+        std::memcpy(at + 4, &word, 4);
+    }
+    /// The entry index of the external record starting at `at`.
+    static std::uint32_t external_index(const std::byte* at) noexcept {
+        std::uint32_t index;
+        std::memcpy(&index, at, 4);
+        return index;
     }
 
     /// Adds `value` to the partial of pair i.

@@ -19,6 +19,8 @@ struct tape_statistics {
     std::size_t live_identifiers = 0;    ///< identifiers held by variables now
     std::size_t peak_identifiers = 0;    ///< most identifiers held at once
     std::size_t adjoint_bytes = 0;       ///< size of the adjoint vector
+    std::size_t externals = 0;           ///< external entries (custom adjoints), counted in statements
+    std::size_t external_bytes = 0;      ///< memory they hold (identifiers, captured data)
 
     // Streaming (with a scratchpad or a memory budget; see tape_options):
     std::uint64_t tiles_written = 0;     ///< tiles finished since the tape was made

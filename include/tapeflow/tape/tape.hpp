@@ -42,6 +42,7 @@
 #include "../error.hpp"
 #include "../expr/expression.hpp"
 #include "../stream/tile_stream.hpp"
+#include "external.hpp"
 #include "identifier_pool.hpp"
 #include "options.hpp"
 #include "position.hpp"
@@ -160,10 +161,13 @@ public:
         if (cursor_ != nullptr) p.offset = std::size_t(cursor_ - tile_begin_);
         p.statements = statements_;
         p.long_records = long_records_;
+        p.externals = externals_.size();
         p.bytes = bytes_before_tile_ + p.offset;
-        // every record is k pairs + a 4-byte header (8 for long records): the
-        // pair count follows from the bytes
-        p.arguments = (p.bytes - 4 * p.statements - 4 * p.long_records) / layout::pair_bytes;
+        // every record is k pairs + a 4-byte header (8 for long records and
+        // external entries, which count as statements): the pair count
+        // follows from the bytes
+        p.arguments = (p.bytes - 4 * p.statements - 4 * p.long_records - 4 * p.externals) /
+                      layout::pair_bytes;
         p.regions = regions_.size();
         return p;
     }
@@ -283,6 +287,7 @@ public:
         long_records_ = to.long_records;
         bytes_before_tile_ = to.bytes - to.offset;
         regions_.truncate(to);
+        externals_.erase(externals_.begin() + std::ptrdiff_t(to.externals), externals_.end());
     }
 
     // ---- information --------------------------------------------------------
@@ -300,6 +305,8 @@ public:
         s.live_identifiers = ids_.live();
         s.peak_identifiers = ids_.peak_live();
         s.adjoint_bytes = adjoints_.capacity() * sizeof(Scalar);
+        s.externals = externals_.size();
+        for (const auto& e : externals_) s.external_bytes += e->bytes();
         const stream_statistics t = stream_.statistics();
         s.tiles_written = t.tiles_written;
         s.tiles_spilled = t.tiles_spilled;
@@ -355,6 +362,25 @@ public:
         }
     }
 
+    // ---- used by custom adjoints (custom_adjoint.hpp) --------------------------
+
+    /// A fresh identifier that a record may assign (give it back with release()).
+    identifier acquire_identifier() { return ids_.acquire(); }
+    /// Appends an external entry and its record; the tape owns the entry
+    /// until a reset drops it.
+    void push_external(std::unique_ptr<external_entry<Scalar>> entry) {
+        if (externals_.size() >= max_externals)
+            throw error("a tape holds at most " + std::to_string(max_externals) +
+                        " external entries (custom adjoints); reset the tape or use fewer, "
+                        "larger entries");
+        constexpr std::size_t bytes = layout::size(0);
+        if (TAPEFLOW_UNLIKELY(std::size_t(tile_end_ - cursor_) < bytes)) next_tile(bytes);
+        externals_.push_back(std::move(entry));
+        layout::write_external(cursor_, std::uint32_t(externals_.size() - 1));
+        cursor_ += bytes;
+        ++statements_;
+    }
+
     /// Gives identifier `id` back if it belongs to this tape; sets it to 0.
     TAPEFLOW_ALWAYS_INLINE void release(identifier& id, std::uint32_t tag) noexcept {
         if (id != 0 && tag == serial_) ids_.release(id);
@@ -395,6 +421,7 @@ private:
         long_records_ = 0;
         bytes_before_tile_ = 0;
         regions_.clear();
+        externals_.clear();
         ids_.tape_emptied();
     }
 
@@ -497,13 +524,17 @@ private:
         options_.progress(p);
     }
 
-    static void sweep_records(const std::byte* cursor, const std::byte* stop, Scalar* adjoint) {
+    void sweep_records(const std::byte* cursor, const std::byte* stop, Scalar* adjoint) {
         while (cursor > stop) {
             const record_header h = layout::header_before(cursor);
             cursor -= layout::size(h.count);
             const Scalar a = adjoint[h.lhs];
             adjoint[h.lhs] = Scalar(0);
-            if (a == Scalar(0)) continue;
+            if (a == Scalar(0)) {
+                // external entries have lhs 0, whose adjoint is always 0
+                if (TAPEFLOW_UNLIKELY(h.count == 0)) run_external(cursor, adjoint);
+                continue;
+            }
             // Small records (most of them) unrolled: no loop control per pair.
             switch (h.count) {
                 case 4: adjoint[layout::id(cursor, 3)] += layout::partial(cursor, 3) * a; [[fallthrough]];
@@ -516,6 +547,12 @@ private:
             }
         }
     }
+
+    TAPEFLOW_COLD void run_external(const std::byte* record, Scalar* adjoint) {
+        externals_[layout::external_index(record)]->reverse(adjoint, external_scratch_);
+    }
+
+    static constexpr std::size_t max_externals = std::size_t(UINT32_MAX);
 
     friend real_type;
 
@@ -535,6 +572,8 @@ private:
     identifier_pool ids_;
     std::vector<Scalar> adjoints_;
     region_table regions_;
+    std::vector<std::unique_ptr<external_entry<Scalar>>> externals_;  // see tape/external.hpp
+    std::vector<Scalar> external_scratch_;  // lent to external entries during sweeps
 };
 
 }  // namespace tapeflow

@@ -1,0 +1,231 @@
+// tapeflow/custom_adjoint.hpp - put a block of work on the tape as ONE entry
+// with a reverse rule you write (an "external function").
+//
+// Use it where taping every scalar operation is wasteful or impossible: a
+// library call on doubles, an iterative solver whose adjoint is a single
+// solve, a matrix product whose reverse is two matrix products.
+//
+// Two ways in:
+//
+//   external_function(x, m, forward, reverse)   vector in, vector out:
+//       forward(const S* x, S* y)                computes the m outputs
+//       reverse(const S* x, const S* y, const S* y_bar, S* x_bar)
+//                                                adds d(y_bar . y)/dx to x_bar
+//   The entry keeps copies of x and y for the reverse rule.
+//
+//   basic_custom_adjoint<S> (custom_adjoint for double), for inputs and
+//   outputs scattered over your data structures:
+//       custom_adjoint op;
+//       op.add_input(a); op.add_input(b);        // any number, any order
+//       op.add_output(c, value_of_c);            // values computed by you
+//       op.record([captured...](const double* out_bar, double* in_bar) {...});
+//
+// The reverse rule runs during tape.sweep(), on the sweeping thread, in the
+// reverse order of recording like every record. `in_bar` is zero when it is
+// called, with one slot per add_input in the order of the calls; add to it.
+// Adjoints of passive inputs are discarded. The rule is not called when every
+// output adjoint is 0. It works on plain numbers: do not record on the tape
+// from inside it. An exception it throws leaves the sweep and reaches the
+// caller of sweep(); reset() the tape afterwards.
+//
+// The tape owns the entry and what the rule captured (move big data in); it
+// is freed when a reset drops the entry. It is not counted in the memory
+// budget: the budget bounds the record stream (tape_statistics::external_bytes
+// reports what entries hold).
+//
+// **Example**:
+//   // y = (x0 * x1, x0 + x1) with a hand-written reverse rule
+//   std::vector<tapeflow::Real> y = tapeflow::external_function(
+//       x, 2,
+//       [](const double* x, double* y) { y[0] = x[0] * x[1]; y[1] = x[0] + x[1]; },
+//       [](const double* x, const double*, const double* yb, double* xb) {
+//           xb[0] += yb[0] * x[1] + yb[1];
+//           xb[1] += yb[0] * x[0] + yb[1];
+//       });
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "error.hpp"
+#include "real.hpp"
+#include "tape/external.hpp"
+
+namespace tapeflow {
+
+namespace detail {
+
+// The entry that basic_custom_adjoint puts on the tape.
+template <class Scalar, class Reverse>
+class custom_entry final : public external_entry<Scalar> {
+public:
+    custom_entry(std::vector<identifier> inputs, std::vector<identifier> outputs, Reverse reverse,
+                 std::size_t captured_bytes)
+        : inputs_(std::move(inputs)),
+          outputs_(std::move(outputs)),
+          reverse_(std::move(reverse)),
+          captured_bytes_(captured_bytes) {}
+
+    void reverse(Scalar* adjoint, std::vector<Scalar>& scratch) override {
+        const std::size_t m = outputs_.size(), n = inputs_.size();
+        scratch.assign(m + n, Scalar(0));
+        bool any = false;
+        // read and zero every output adjoint BEFORE adding to the inputs: an
+        // output may reuse the identifier of an input (y = f(y))
+        for (std::size_t i = 0; i < m; ++i) {
+            Scalar& a = adjoint[outputs_[i]];
+            scratch[i] = a;
+            any |= a != Scalar(0);
+            a = Scalar(0);
+        }
+        if (!any) return;
+        reverse_(static_cast<const Scalar*>(scratch.data()), scratch.data() + m);
+        for (std::size_t j = 0; j < n; ++j)
+            if (inputs_[j] != 0) adjoint[inputs_[j]] += scratch[m + j];
+    }
+
+    std::size_t bytes() const noexcept override {
+        return sizeof(*this) + (inputs_.capacity() + outputs_.capacity()) * sizeof(identifier) +
+               captured_bytes_;
+    }
+
+private:
+    std::vector<identifier> inputs_;
+    std::vector<identifier> outputs_;
+    Reverse reverse_;
+    std::size_t captured_bytes_;
+};
+
+}  // namespace detail
+
+/// Builds one external entry: declare inputs and outputs, then record() it.
+/// One object makes one entry.
+template <class Scalar>
+class basic_custom_adjoint {
+public:
+    using real_type = basic_real<Scalar>;
+    using tape_type = basic_tape<Scalar>;
+
+    /// An entry for the calling thread's active tape.
+    basic_custom_adjoint() : tape_(tape_type::active()) {}
+    /// An entry for `tape` (which must be the tape that records the operands).
+    explicit basic_custom_adjoint(tape_type& tape) : tape_(tape) {}
+
+    basic_custom_adjoint(const basic_custom_adjoint&) = delete;
+    basic_custom_adjoint& operator=(const basic_custom_adjoint&) = delete;
+
+    /// Declares `x` an input; returns its slot in the input adjoints.
+    /// \throws usage_error if `x` belongs to another tape.
+    std::size_t add_input(const real_type& x) {
+        if (x.id_ != 0 && x.tag_ != tape_.serial())
+            throw usage_error("custom adjoint: an input belongs to another tape (or to a tape that "
+                              "no longer exists); use the tape that recorded it");
+        inputs_.push_back(x.id_);
+        any_active_ |= x.id_ != 0;
+        return inputs_.size() - 1;
+    }
+    /// Declares `y` an output; record() gives it `value`. Returns its slot in
+    /// the output adjoints. `y` must stay alive until record() returns.
+    std::size_t add_output(real_type& y, Scalar value) {
+        outputs_.push_back(&y);
+        values_.push_back(value);
+        return outputs_.size() - 1;
+    }
+
+    std::size_t inputs() const noexcept { return inputs_.size(); }
+    std::size_t outputs() const noexcept { return outputs_.size(); }
+
+    /// Writes the output values and, when the tape is recording and some input
+    /// is active, tapes one entry whose reverse rule is
+    /// `reverse(const Scalar* output_adjoints, Scalar* input_adjoints)`.
+    /// Otherwise the outputs become passive. `captured_bytes` (what `reverse`
+    /// holds) only feeds tape_statistics::external_bytes.
+    /// \throws usage_error if called twice, or if a variable is an output twice.
+    template <class Reverse>
+    void record(Reverse reverse, std::size_t captured_bytes = 0) {
+        if (done_) throw usage_error("custom adjoint: record() called twice; make one object per entry");
+        done_ = true;
+        if (!any_active_ || !tape_.is_recording()) {
+            for (std::size_t i = 0; i < outputs_.size(); ++i) {
+                real_type& y = *outputs_[i];
+                tape_.release(y.id_, y.tag_);
+                y.value_ = values_[i];
+            }
+            return;
+        }
+        if (check_distinct_) check_distinct_outputs();
+        // Identifiers first, Reals last: if taping fails, no output changes.
+        std::vector<identifier> ids(outputs_.size());
+        std::vector<bool> fresh(outputs_.size());
+        try {
+            for (std::size_t i = 0; i < outputs_.size(); ++i) {
+                const real_type& y = *outputs_[i];
+                fresh[i] = y.id_ == 0 || y.tag_ != tape_.serial();
+                ids[i] = fresh[i] ? tape_.acquire_identifier() : y.id_;
+            }
+            tape_.push_external(std::make_unique<detail::custom_entry<Scalar, Reverse>>(
+                std::move(inputs_), ids, std::move(reverse), captured_bytes));
+        } catch (...) {
+            for (std::size_t i = 0; i < outputs_.size(); ++i)
+                if (fresh[i] && ids[i] != 0) tape_.release(ids[i], tape_.serial());
+            throw;
+        }
+        for (std::size_t i = 0; i < outputs_.size(); ++i) {
+            real_type& y = *outputs_[i];
+            if (fresh[i]) tape_.release(y.id_, y.tag_);  // a foreign or old identifier goes
+            y.id_ = ids[i];
+            y.tag_ = tape_.serial();
+            y.value_ = values_[i];
+        }
+    }
+
+    /// For callers whose outputs are distinct by construction (the elements
+    /// of one matrix): skips the O(m log m) duplicate check in record().
+    void assume_distinct_outputs() noexcept { check_distinct_ = false; }
+
+private:
+    void check_distinct_outputs() const {
+        std::vector<const real_type*> sorted(outputs_.begin(), outputs_.end());
+        std::sort(sorted.begin(), sorted.end());
+        if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+            throw usage_error("custom adjoint: the same variable was added as an output twice; "
+                              "each output must be a distinct variable");
+    }
+
+    tape_type& tape_;
+    std::vector<identifier> inputs_;
+    std::vector<real_type*> outputs_;
+    std::vector<Scalar> values_;
+    bool any_active_ = false;
+    bool done_ = false;
+    bool check_distinct_ = true;
+};
+
+using custom_adjoint = basic_custom_adjoint<double>;
+
+/// Tapes y = f(x) as one entry: `forward(const S* x, S* y)` computes the m
+/// outputs, `reverse(const S* x, const S* y, const S* y_bar, S* x_bar)` adds
+/// the adjoints of x (x_bar is zero on entry). Returns the outputs.
+template <class Scalar, class Forward, class Reverse>
+std::vector<basic_real<Scalar>> external_function(const std::vector<basic_real<Scalar>>& x,
+                                                  std::size_t m, Forward forward, Reverse reverse) {
+    std::vector<Scalar> xv(x.size()), yv(m);
+    for (std::size_t i = 0; i < x.size(); ++i) xv[i] = x[i].value();
+    forward(static_cast<const Scalar*>(xv.data()), yv.data());
+    std::vector<basic_real<Scalar>> y(m);
+    basic_custom_adjoint<Scalar> op;
+    for (const auto& xi : x) op.add_input(xi);
+    for (std::size_t i = 0; i < m; ++i) op.add_output(y[i], yv[i]);
+    op.assume_distinct_outputs();
+    const std::size_t captured = (xv.size() + yv.size()) * sizeof(Scalar);
+    op.record(
+        [xv = std::move(xv), yv = std::move(yv), reverse = std::move(reverse)](
+            const Scalar* y_bar, Scalar* x_bar) mutable { reverse(xv.data(), yv.data(), y_bar, x_bar); },
+        captured);
+    return y;
+}
+
+}  // namespace tapeflow
