@@ -19,7 +19,7 @@
 //
 // A record with k = 0 is an EXTERNAL entry (a custom adjoint, see
 // tape/external.hpp): header word 0 (lhs 0, k 0) and, before it, the index of
-// the entry in the tape's table of external entries (size 8). No statement
+// the entry in the tape's table of external entries (8 bytes). No statement
 // records k = 0 (an all-passive statement records nothing), and lhs 0 is the
 // passive identifier whose adjoint is always 0, so the sweep meets an
 // external entry on its rarely taken "adjoint is zero" path:
@@ -66,10 +66,14 @@ struct record_layout {
     /// Largest identifier a header can hold.
     static constexpr identifier max_identifier = (identifier(1) << (32 - count_bits)) - 1;
 
-    /// Bytes of a record with k pairs (k = 0: an external entry).
+    /// Bytes of a record with k pairs. For k = 0 it is the header alone: an
+    /// external record is external_size bytes (the sweep steps over its
+    /// index word only when it meets one, keeping this on the hot path cheap).
     static constexpr std::size_t size(std::size_t k) noexcept {
-        return k * pair_bytes + (k - 1 < long_count - 1 ? 4 : 8);  // k = 0 wraps around: 8
+        return k * pair_bytes + (k < long_count ? 4 : 8);
     }
+    /// Bytes of an external record: the entry index and the header.
+    static constexpr std::size_t external_size = 8;
     /// Number of pairs of a record of `bytes` bytes.
     static constexpr std::size_t count(std::size_t bytes) noexcept {
         const std::size_t k = (bytes - 4) / pair_bytes;
@@ -99,7 +103,7 @@ struct record_layout {
         return size(k);
     }
 
-    /// Writes an external entry record (size(0) bytes) at `at`.
+    /// Writes an external record (external_size bytes) at `at`.
     static void write_external(std::byte* at, std::uint32_t index) noexcept {
         const std::uint32_t word = 0;
         std::memcpy(at, &index, 4);

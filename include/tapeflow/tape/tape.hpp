@@ -373,7 +373,7 @@ public:
             throw error("a tape holds at most " + std::to_string(max_externals) +
                         " external entries (custom adjoints); reset the tape or use fewer, "
                         "larger entries");
-        constexpr std::size_t bytes = layout::size(0);
+        constexpr std::size_t bytes = layout::external_size;
         if (TAPEFLOW_UNLIKELY(std::size_t(tile_end_ - cursor_) < bytes)) next_tile(bytes);
         externals_.push_back(std::move(entry));
         layout::write_external(cursor_, std::uint32_t(externals_.size() - 1));
@@ -532,7 +532,10 @@ private:
             adjoint[h.lhs] = Scalar(0);
             if (a == Scalar(0)) {
                 // external entries have lhs 0, whose adjoint is always 0
-                if (TAPEFLOW_UNLIKELY(h.count == 0)) run_external(cursor, adjoint);
+                if (TAPEFLOW_UNLIKELY(h.count == 0)) {
+                    cursor -= layout::external_size - layout::size(0);  // the index word
+                    run_external(cursor, adjoint);
+                }
                 continue;
             }
             // Small records (most of them) unrolled: no loop control per pair.
