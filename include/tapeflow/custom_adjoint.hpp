@@ -135,6 +135,13 @@ public:
         return outputs_.size() - 1;
     }
 
+    /// Reserves room for this many inputs and outputs (saves reallocations).
+    void reserve(std::size_t inputs, std::size_t outputs) {
+        inputs_.reserve(inputs);
+        outputs_.reserve(outputs);
+        values_.reserve(outputs);
+    }
+
     std::size_t inputs() const noexcept { return inputs_.size(); }
     std::size_t outputs() const noexcept { return outputs_.size(); }
 

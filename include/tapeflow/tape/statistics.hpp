@@ -44,7 +44,8 @@ inline std::ostream& operator<<(std::ostream& out, const tape_statistics& s) {
                << " per statement), tiles " << s.tiles << " x " << s.tile_bytes
                << " bytes, regions " << s.regions << ", identifiers live " << s.live_identifiers
                << " peak " << s.peak_identifiers << ", peak resident " << s.peak_resident_bytes
-               << " bytes, spilled " << s.tiles_spilled << " tiles (" << s.bytes_spilled << " bytes)";
+               << " bytes, spilled " << s.tiles_spilled << " tiles (" << s.bytes_spilled << " bytes)"
+               << ", external entries " << s.externals << " (" << s.external_bytes << " bytes)";
 }
 
 }  // namespace tapeflow

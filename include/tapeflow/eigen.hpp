@@ -1,0 +1,22 @@
+// tapeflow/eigen.hpp - Eigen matrices of tapeflow::Real (opt-in; needs Eigen 3.4).
+//
+//   #include <tapeflow/eigen.hpp>
+//   Eigen::Matrix<tapeflow::Real, Eigen::Dynamic, Eigen::Dynamic> A = ...;
+//
+// What you get:
+//   eigen/num_traits.hpp   Matrix<Real, ...> of any size; mixed Real/double
+//                          expressions; array() functions; reductions;
+//                          Eigen's decompositions on Real (taped per scalar).
+//   eigen/products.hpp     every dynamic-size product (Real x Real,
+//                          Real x double, double x Real) taped as ONE entry
+//                          with a matrix-product reverse rule.
+//   eigen/linear_algebra.hpp  tapeflow::dot / squared_norm / norm as one
+//                          entry; tapeflow::llt / ldlt / partial_piv_lu /
+//                          householder_qr: solves taped as one entry whose
+//                          reverse is one solve with the same factorization.
+// docs/eigen.md explains which path a piece of Eigen code takes.
+#pragma once
+
+#include "eigen/num_traits.hpp"
+#include "eigen/linear_algebra.hpp"
+#include "eigen/products.hpp"
