@@ -29,11 +29,22 @@ struct heat {
     T operator()(const std::vector<T>& x) const {
         std::vector<T> u(x), next(x);
         for (std::size_t s = 0; s < steps; ++s) {
-            for (std::size_t i = 1; i + 1 < cells; ++i)
-                next[i] = u[i] + r * ((1.0 + b * u[i + 1]) * (u[i + 1] - u[i]) -
-                                      (1.0 + b * u[i - 1]) * (u[i] - u[i - 1]));
+            step(u, next);
             std::swap(u, next);
         }
+        return loss(u);
+    }
+
+    // One time step: next = F(u) (the boundary cells of next are left as they are).
+    template <class T>
+    void step(const std::vector<T>& u, std::vector<T>& next) const {
+        for (std::size_t i = 1; i + 1 < cells; ++i)
+            next[i] = u[i] + r * ((1.0 + b * u[i + 1]) * (u[i + 1] - u[i]) -
+                                  (1.0 + b * u[i - 1]) * (u[i] - u[i - 1]));
+    }
+
+    template <class T>
+    T loss(const std::vector<T>& u) const {
         T f = 0.0;
         for (std::size_t i = 0; i < cells; ++i) f += u[i] * u[i];
         return f;

@@ -1,0 +1,182 @@
+// bench/checkpointing.cpp - a time loop far too long to tape, differentiated
+// with checkpointed_loop under a memory limit.
+//
+//   tapeflow_checkpoint_bench --mode=MODE [--cells=N] [--steps=N]
+//                             [--memory-mib=M | --snapshots=S]
+//
+//   primal        the heat kernel (bench/kernels/heat.hpp) on doubles
+//   in_memory     its gradient with every step taped (plain tape in memory)
+//   checkpointed  its gradient through tapeflow::checkpointed_loop with S
+//                 snapshots, or as many as fit in M MiB beside one step's tape
+//   check         small sizes: checkpointed == in_memory bit for bit, and both
+//                 equal the hand-written adjoint to 1e-10 (exit code 1 if not)
+//
+// Prints one line of key=value pairs: seconds, peak_rss_mib (getrusage: run
+// one mode per process), and the loop's statistics. bench/run_checkpointing
+// runs the modes and writes the table in docs/performance.md.
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <tapeflow/checkpoint/checkpointed_loop.hpp>
+#include <tapeflow/tapeflow.hpp>
+
+#include "kernels/heat.hpp"
+
+namespace {
+
+using tapeflow::Real;
+using clock_type = std::chrono::steady_clock;
+
+double seconds_since(clock_type::time_point t) {
+    return std::chrono::duration<double>(clock_type::now() - t).count();
+}
+
+double peak_rss_mib() {
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    return double(ru.ru_maxrss) / 1024.0;
+}
+
+// One step of the kernel on a state vector: the boundary cells carry over.
+struct heat_step {
+    const bench::heat* kernel;
+    template <class T>
+    void operator()(std::vector<T>& u) const {
+        std::vector<T> next(u.size());
+        next.front() = u.front();
+        next.back() = u.back();
+        kernel->step(u, next);
+        u.swap(next);
+    }
+};
+
+double primal(const bench::heat& k, const std::vector<double>& x) {
+    std::vector<double> u = x;
+    heat_step step{&k};
+    for (std::size_t s = 0; s < k.steps; ++s) step(u);
+    return k.loss(u);
+}
+
+std::vector<double> gradient_in_memory(const bench::heat& k, const std::vector<double>& x) {
+    return tapeflow::gradient(
+        [&](const std::vector<Real>& v) {
+            std::vector<Real> u = v;
+            heat_step step{&k};
+            for (std::size_t s = 0; s < k.steps; ++s) step(u);
+            return k.loss(u);
+        },
+        x);
+}
+
+std::vector<double> gradient_checkpointed(const bench::heat& k, const std::vector<double>& x, std::size_t snapshots,
+                                          std::shared_ptr<const tapeflow::checkpoint_statistics>& stats) {
+    return tapeflow::gradient(
+        [&](const std::vector<Real>& v) {
+            std::vector<Real> u = v;
+            stats = tapeflow::checkpointed_loop(k.steps, u, heat_step{&k}, snapshots);
+            return k.loss(u);
+        },
+        x);
+}
+
+long option(int argc, char** argv, const char* name, long fallback) {
+    const std::size_t n = std::strlen(name);
+    for (int i = 1; i < argc; ++i)
+        if (std::strncmp(argv[i], name, n) == 0 && argv[i][n] == '=') return std::atol(argv[i] + n + 1);
+    return fallback;
+}
+
+std::string mode_of(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i)
+        if (std::strncmp(argv[i], "--mode=", 7) == 0) return argv[i] + 7;
+    return "check";
+}
+
+int check() {
+    bench::heat k;
+    k.cells = 300;
+    int bad = 0;
+    for (std::size_t steps : {1, 7, 60, 200}) {
+        k.steps = steps;
+        const auto x = k.inputs();
+        std::vector<double> hand;
+        k.adjoint(x, hand);
+        const auto plain = gradient_in_memory(k, x);
+        for (std::size_t snapshots : {1, 3, 10}) {
+            std::shared_ptr<const tapeflow::checkpoint_statistics> st;
+            const auto g = gradient_checkpointed(k, x, snapshots, st);
+            double worst = 0;
+            for (std::size_t i = 0; i < x.size(); ++i)
+                worst = std::fmax(worst, std::fabs(g[i] - hand[i]) / std::fmax(1e-300, std::fabs(hand[i])));
+            const bool ok = g == plain && worst < 1e-10;
+            std::printf("check steps=%zu snapshots=%zu identical_to_in_memory=%d max_rel_diff_hand=%.1e %s\n", steps,
+                        snapshots, int(g == plain), worst, ok ? "ok" : "FAILED");
+            bad += !ok;
+        }
+    }
+    return bad ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const std::string mode = mode_of(argc, argv);
+    if (mode == "check") return check();
+
+    bench::heat k;
+    k.cells = std::size_t(option(argc, argv, "--cells", 100000));
+    k.steps = std::size_t(option(argc, argv, "--steps", 10000));
+    const auto x = k.inputs();
+    const double state_mib = double(k.cells * sizeof(double)) / (1 << 20);
+
+    if (mode == "primal") {
+        const auto t = clock_type::now();
+        const double f = primal(k, x);
+        std::printf("mode=primal cells=%zu steps=%zu seconds=%.4f peak_rss_mib=%.1f f=%.17g\n", k.cells, k.steps,
+                    seconds_since(t), peak_rss_mib(), f);
+        return 0;
+    }
+    if (mode == "in_memory") {
+        const auto t = clock_type::now();
+        const auto g = gradient_in_memory(k, x);
+        const double s = seconds_since(t);
+        const auto st = tapeflow::tape::active().statistics();
+        std::printf("mode=in_memory cells=%zu steps=%zu seconds=%.4f peak_rss_mib=%.1f tape_mib=%.1f g0=%.17g\n",
+                    k.cells, k.steps, s, peak_rss_mib(), double(st.record_bytes) / (1 << 20), g[1]);
+        return 0;
+    }
+    if (mode == "checkpointed") {
+        // snapshots: as given, or as many as fit in the memory limit beside
+        // the process's baseline, the tape of one step (~48 bytes a cell, as
+        // the in-memory run measures), and its Real state vectors
+        long snapshots = option(argc, argv, "--snapshots", 0);
+        const long memory_mib = option(argc, argv, "--memory-mib", 1024);
+        if (snapshots == 0) {
+            const double per_cell_mib = double(k.cells) / (1 << 20);
+            const double reserved = 64 + per_cell_mib * (48 + 4 * 16);
+            snapshots = long((double(memory_mib) - reserved) / state_mib);
+            if (snapshots < 1) snapshots = 1;
+        }
+        std::shared_ptr<const tapeflow::checkpoint_statistics> st;
+        const auto t = clock_type::now();
+        const auto g = gradient_checkpointed(k, x, std::size_t(snapshots), st);
+        const double s = seconds_since(t);
+        std::printf(
+            "mode=checkpointed cells=%zu steps=%zu snapshots=%ld seconds=%.4f peak_rss_mib=%.1f "
+            "forward_seconds=%.3f recompute_seconds=%.3f record_seconds=%.3f sweep_seconds=%.3f "
+            "steps_recomputed=%llu steps_taped=%llu step_tape_mib=%.2f g0=%.17g\n",
+            k.cells, k.steps, snapshots, s, peak_rss_mib(), st->forward_seconds, st->recompute_seconds,
+            st->record_seconds, st->sweep_seconds, (unsigned long long)st->steps_recomputed,
+            (unsigned long long)st->steps_taped, double(st->peak_step_tape_bytes) / (1 << 20), g[1]);
+        return 0;
+    }
+    std::fprintf(stderr, "unknown --mode=%s (primal, in_memory, checkpointed, check)\n", mode.c_str());
+    return 2;
+}

@@ -1,0 +1,363 @@
+// checkpointed_loop and checkpointed_while against plain taping of the same
+// loop: gradients bit for bit, recomputation against the binomial optimum,
+// repeated sweeps, exceptions, misuse, memory.
+#include <tapeflow/checkpoint/checkpointed_loop.hpp>
+#include <tapeflow/tapeflow.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "brute_force.hpp"
+#include "support/finite_difference.hpp"
+#include "support/options.hpp"
+
+using tapeflow::Real;
+
+namespace {
+
+// One explicit step of a nonlinear heat equation on u[0..n-1]; u[n] is the
+// diffusion coefficient, carried along unchanged (a parameter in the state).
+template <class T>
+void heat_step(std::vector<T>& u) {
+    const std::size_t n = u.size() - 1;
+    std::vector<T> next(u);
+    for (std::size_t i = 1; i + 1 < n; ++i)
+        next[i] = u[i] + u[n] * (u[i - 1] - 2 * u[i] + u[i + 1]) + 0.01 * sin(u[i]) * u[i];
+    for (std::size_t i = 0; i < n; ++i) u[i] = next[i];
+}
+
+template <class T>
+T loss(const std::vector<T>& u) {
+    T f = 0;
+    for (std::size_t i = 0; i + 1 < u.size(); ++i) f += u[i] * u[i] * double(i + 1);
+    return f;
+}
+
+std::vector<double> start_state(std::size_t cells) {
+    std::vector<double> x(cells + 1);
+    for (std::size_t i = 0; i < cells; ++i) x[i] = std::sin(0.3 * double(i)) + 0.5;
+    x[cells] = 0.2;
+    return x;
+}
+
+std::vector<double> plain_gradient(const std::vector<double>& x, int steps) {
+    return tapeflow::gradient(
+        [&](const std::vector<Real>& v) {
+            std::vector<Real> u = v;
+            for (int s = 0; s < steps; ++s) heat_step(u);
+            return loss(u);
+        },
+        x);
+}
+
+std::vector<double> checkpointed_gradient(const std::vector<double>& x, int steps, std::size_t snapshots,
+                                          std::shared_ptr<const tapeflow::checkpoint_statistics>* stats = nullptr) {
+    return tapeflow::gradient(
+        [&](const std::vector<Real>& v) {
+            std::vector<Real> u = v;
+            auto st = tapeflow::checkpointed_loop(steps, u, [](std::vector<Real>& s) { heat_step(s); }, snapshots);
+            if (stats) *stats = st;
+            return loss(u);
+        },
+        x);
+}
+
+std::vector<double> online_gradient(const std::vector<double>& x, int steps, std::size_t snapshots,
+                                    std::shared_ptr<const tapeflow::checkpoint_statistics>* stats = nullptr) {
+    return tapeflow::gradient(
+        [&](const std::vector<Real>& v) {
+            std::vector<Real> u = v;
+            int taken = 0;
+            auto st = tapeflow::checkpointed_while(
+                u, [&](const std::vector<Real>&) { return taken++ < steps; },
+                [](std::vector<Real>& s) { heat_step(s); }, snapshots);
+            if (stats) *stats = st;
+            return loss(u);
+        },
+        x);
+}
+
+}  // namespace
+
+TEST_CASE("checkpointed_loop: same gradient as plain taping, bit for bit, for every steps <= 30 and snapshots",
+          "[checkpoint]") {
+    const auto x = start_state(6);
+    for (int steps = 0; steps <= 30; ++steps) {
+        const auto expected = plain_gradient(x, steps);
+        for (std::size_t snapshots = 1; snapshots <= std::size_t(steps) + 2; ++snapshots) {
+            INFO("steps " << steps << ", snapshots " << snapshots);
+            CHECK(checkpointed_gradient(x, steps, snapshots) == expected);
+        }
+    }
+}
+
+TEST_CASE("checkpointed_loop: long loops up to 1000 steps", "[checkpoint]") {
+    const auto x = start_state(5);
+    for (int steps : {100, 257, 1000}) {
+        const auto expected = plain_gradient(x, steps);
+        for (std::size_t snapshots : {std::size_t(2), std::size_t(3), std::size_t(10), std::size_t(31),
+                                      std::size_t(steps)}) {
+            INFO("steps " << steps << ", snapshots " << snapshots);
+            CHECK(checkpointed_gradient(x, steps, snapshots) == expected);
+        }
+    }
+    // and against finite differences, so that plain taping is not the only judge
+    const auto g = checkpointed_gradient(x, 200, 7);
+    const auto fd = tapeflow_test::central_gradient(
+        [](const std::vector<double>& v) {
+            std::vector<double> u = v;
+            for (int s = 0; s < 200; ++s) heat_step(u);
+            return loss(u);
+        },
+        x);
+    for (std::size_t i = 0; i < x.size(); ++i) CHECK(tapeflow_test::close(g[i], fd[i], 1e-6, 1e-8));
+}
+
+TEST_CASE("checkpointed_loop re-runs exactly the binomial optimum of steps", "[checkpoint]") {
+    // total untaped steps = the n - 1 of the forward's descent + those re-run
+    // by the sweep = the fewest possible for (steps, snapshots)
+    const auto optimum = tapeflow_test::brute_force(40, 41);
+    const auto x = start_state(3);
+    for (int steps = 1; steps <= 40; ++steps)
+        for (int snapshots = 1; snapshots <= steps; ++snapshots) {
+            std::shared_ptr<const tapeflow::checkpoint_statistics> st;
+            checkpointed_gradient(x, steps, std::size_t(snapshots), &st);
+            INFO("steps " << steps << ", snapshots " << snapshots);
+            REQUIRE(st);
+            CHECK(st->steps_recomputed + std::uint64_t(steps - 1) == optimum[steps][snapshots]);
+            CHECK(st->steps_taped == std::uint64_t(steps));
+            CHECK(st->peak_snapshots <= std::uint64_t(snapshots));
+            CHECK(st->steps == std::uint64_t(steps));
+        }
+}
+
+TEST_CASE("checkpointed_loop edge cases: no steps, one snapshot, more snapshots than steps", "[checkpoint]") {
+    const auto x = start_state(4);
+    std::shared_ptr<const tapeflow::checkpoint_statistics> st;
+    // steps = 0: the state passes through
+    CHECK(checkpointed_gradient(x, 0, 3, &st) == plain_gradient(x, 0));
+    CHECK(st->steps_taped == 0);
+    CHECK(st->steps_recomputed == 0);
+    // one snapshot: every step re-run from the start, n(n-1)/2 - (n-1) in the sweep
+    CHECK(checkpointed_gradient(x, 12, 1, &st) == plain_gradient(x, 12));
+    CHECK(st->steps_recomputed == 12 * 11 / 2 - 11);
+    // as many snapshots as steps (or more): nothing re-run
+    CHECK(checkpointed_gradient(x, 12, 12, &st) == plain_gradient(x, 12));
+    CHECK(st->steps_recomputed == 0);
+    CHECK(checkpointed_gradient(x, 12, 500, &st) == plain_gradient(x, 12));
+    CHECK(st->steps_recomputed == 0);
+    CHECK(st->snapshots == 12);  // clamped to the number of steps
+}
+
+TEST_CASE("checkpointed_loop: several sweeps of one recording (jacobian)", "[checkpoint]") {
+    const auto x = start_state(5);
+    auto outputs = [](std::vector<Real>& u) {
+        return std::vector<Real>{u[1] * u[2], sin(u[3]) + u[4], u[0] * u[5]};
+    };
+    const auto plain = tapeflow::jacobian(
+        [&](const std::vector<Real>& v) {
+            std::vector<Real> u = v;
+            for (int s = 0; s < 25; ++s) heat_step(u);
+            return outputs(u);
+        },
+        x);
+    for (std::size_t snapshots : {std::size_t(1), std::size_t(3), std::size_t(25)}) {
+        const auto checkpointed = tapeflow::jacobian(
+            [&](const std::vector<Real>& v) {
+                std::vector<Real> u = v;
+                tapeflow::checkpointed_loop(25, u, [](std::vector<Real>& s) { heat_step(s); }, snapshots);
+                return outputs(u);
+            },
+            x);
+        INFO("snapshots " << snapshots);
+        CHECK(checkpointed == plain);
+    }
+}
+
+TEST_CASE("checkpointed_loop composes with ordinary statements, regions and a streaming tape", "[checkpoint]") {
+    const auto x = start_state(8);
+    auto program = [](std::vector<Real>& u) {
+        tapeflow::Region region("before");
+        for (auto& e : u) e = e * 1.01 + 0.001 * e * e;
+        tapeflow::checkpointed_loop(40, u, [](std::vector<Real>& s) { heat_step(s); }, 5);
+        tapeflow::checkpointed_loop(17, u, [](std::vector<Real>& s) { heat_step(s); }, 2);
+        return loss(u);
+    };
+    const auto in_memory = tapeflow::gradient([&](const std::vector<Real>& v) {
+        std::vector<Real> u = v;
+        return program(u);
+    }, x);
+    const auto plain = tapeflow::gradient([&](const std::vector<Real>& v) {
+        std::vector<Real> u = v;
+        for (auto& e : u) e = e * 1.01 + 0.001 * e * e;
+        for (int s = 0; s < 57; ++s) heat_step(u);
+        return loss(u);
+    }, x);
+    CHECK(in_memory == plain);
+
+    // a streaming tape: small tiles, a budget of two tiles (spilling), prefetch on
+    tapeflow::tape streaming(tapeflow_test::tape_options(4096, true, 8192, true));
+    streaming.activate();
+    const auto spilled = tapeflow::gradient([&](const std::vector<Real>& v) {
+        std::vector<Real> u = v;
+        return program(u);
+    }, x);
+    tapeflow::tape::thread_default().activate();
+    CHECK(spilled == in_memory);
+    CHECK(streaming.statistics().tiles_spilled > 0);
+}
+
+TEST_CASE("checkpointed_while: loops of unknown length, same gradient bit for bit", "[checkpoint]") {
+    const auto x = start_state(5);
+    for (int steps : {0, 1, 2, 3, 7, 16, 33, 100}) {
+        const auto expected = plain_gradient(x, steps);
+        for (std::size_t snapshots : {std::size_t(1), std::size_t(2), std::size_t(3), std::size_t(5),
+                                      std::size_t(8), std::size_t(200)}) {
+            std::shared_ptr<const tapeflow::checkpoint_statistics> st;
+            INFO("steps " << steps << ", snapshots " << snapshots);
+            CHECK(online_gradient(x, steps, snapshots, &st) == expected);
+            CHECK(st->steps == std::uint64_t(steps));
+            CHECK(st->steps_taped == std::uint64_t(steps));
+            CHECK(st->peak_snapshots <= snapshots);
+            // bounded extra work: never more than re-running from the start for every step
+            CHECK(st->steps_recomputed <= std::uint64_t(steps) * std::uint64_t(steps) / 2);
+        }
+    }
+}
+
+TEST_CASE("checkpointed_while: several sweeps of one recording", "[checkpoint]") {
+    const auto x = start_state(4);
+    auto outputs = [](std::vector<Real>& u) { return std::vector<Real>{u[1] * u[2], exp(u[3])}; };
+    const auto plain = tapeflow::jacobian(
+        [&](const std::vector<Real>& v) {
+            std::vector<Real> u = v;
+            for (int s = 0; s < 30; ++s) heat_step(u);
+            return outputs(u);
+        },
+        x);
+    const auto online = tapeflow::jacobian(
+        [&](const std::vector<Real>& v) {
+            std::vector<Real> u = v;
+            int taken = 0;
+            tapeflow::checkpointed_while(u, [&](const std::vector<Real>&) { return taken++ < 30; },
+                                         [](std::vector<Real>& s) { heat_step(s); }, 4);
+            return outputs(u);
+        },
+        x);
+    CHECK(online == plain);
+}
+
+TEST_CASE("checkpointed_loop: an exception in a re-recorded step reaches the caller; reset recovers",
+          "[checkpoint]") {
+    auto& tape = tapeflow::tape::active();
+    const auto x = start_state(4);
+    int calls = 0, throw_at = -1;
+    auto step = [&](std::vector<Real>& s) {
+        if (++calls == throw_at) throw std::runtime_error("step failed");
+        heat_step(s);
+    };
+    tape.reset();
+    tape.start_recording();
+    std::vector<Real> u(x.begin(), x.end());
+    for (auto& e : u) tape.register_input(e);
+    tapeflow::checkpointed_loop(20, u, step, 3);
+    Real f = loss(u);
+    tape.register_output(f);
+    tape.stop_recording();
+    throw_at = calls + 5;  // the fifth call of the sweep (a re-run or a taped step)
+    tape.set_adjoint(f, 1.0);
+    CHECK_THROWS_WITH(tape.sweep(), "step failed");
+    CHECK(&tapeflow::tape::active() == &tape);  // the loop's private tape is no longer active
+    CHECK_FALSE(tape.is_recording());
+    tape.reset();
+    throw_at = -1;
+    CHECK(checkpointed_gradient(x, 20, 3) == plain_gradient(x, 20));
+
+    // an exception in the forward run (while recording) leaves through gradient()
+    calls = 0;
+    throw_at = 7;
+    CHECK_THROWS_WITH(tapeflow::gradient(
+                          [&](const std::vector<Real>& v) {
+                              std::vector<Real> w = v;
+                              tapeflow::checkpointed_loop(20, w, step, 3);
+                              return loss(w);
+                          },
+                          x),
+                      "step failed");
+    throw_at = -1;
+    CHECK(checkpointed_gradient(x, 20, 3) == plain_gradient(x, 20));
+}
+
+TEST_CASE("checkpointed_loop misuse gives clear errors", "[checkpoint]") {
+    const auto x = start_state(4);
+    CHECK_THROWS_AS(checkpointed_gradient(x, 10, 0), tapeflow::usage_error);
+    CHECK_THROWS_AS(online_gradient(x, 10, 0), tapeflow::usage_error);
+    CHECK_THROWS_AS(tapeflow::gradient(
+                        [](const std::vector<Real>& v) {
+                            std::vector<Real> u = v;
+                            tapeflow::checkpointed_loop(5, u, [](std::vector<Real>& s) { s.push_back(s[0]); }, 2);
+                            return u[0];
+                        },
+                        x),
+                    tapeflow::usage_error);
+    CHECK(checkpointed_gradient(x, 10, 2) == plain_gradient(x, 10));  // still usable
+}
+
+TEST_CASE("checkpointed_loop keeps snapshots instead of the tape of every step", "[checkpoint]") {
+    auto& tape = tapeflow::tape::active();
+    const auto x = start_state(50);
+    tapeflow::gradient([&](const std::vector<Real>& v) {
+        std::vector<Real> u = v;
+        for (int s = 0; s < 300; ++s) heat_step(u);
+        return loss(u);
+    }, x);
+    const auto plain = tape.statistics();
+    std::shared_ptr<const tapeflow::checkpoint_statistics> st;
+    checkpointed_gradient(x, 300, 10, &st);
+    const auto checkpointed = tape.statistics();
+    CHECK(checkpointed.externals == 1);
+    // the outer tape: the loss, the loop entry and 11 states' worth of snapshots
+    CHECK(checkpointed.external_bytes >= 10 * x.size() * sizeof(double));
+    CHECK(checkpointed.external_bytes <= 12 * x.size() * sizeof(double) + 4096 + 8 * x.size() * 2);
+    CHECK(checkpointed.record_bytes + checkpointed.external_bytes < plain.record_bytes / 20);
+    // each sweep tapes one step at a time
+    CHECK(st->peak_step_tape_bytes > 0);
+    CHECK(st->peak_step_tape_bytes * 300 <= plain.record_bytes + 300 * 64);
+    CHECK(st->state_bytes == x.size() * sizeof(double));
+}
+
+TEST_CASE("checkpointed_loop when not recording, or on constants: just the loop", "[checkpoint]") {
+    std::vector<Real> u;
+    for (double v : start_state(5)) u.emplace_back(v);
+    auto reference = start_state(5);
+    for (int s = 0; s < 9; ++s) heat_step(reference);
+    tapeflow::tape::active().reset();
+    tapeflow::checkpointed_loop(9, u, [](std::vector<Real>& s) { heat_step(s); }, 3);
+    for (std::size_t i = 0; i < u.size(); ++i) {
+        CHECK(u[i].value() == reference[i]);
+        CHECK_FALSE(u[i].is_active());
+    }
+    CHECK(tapeflow::tape::active().statistics().externals == 0);
+}
+
+TEST_CASE("checkpointed_loop in float", "[checkpoint]") {
+    const std::vector<float> x{0.5f, 0.7f, 0.9f, 0.4f, 0.2f};
+    auto run = [&](bool checkpointed) {
+        return tapeflow::gradient(
+            [&](const std::vector<tapeflow::RealF>& v) {
+                std::vector<tapeflow::RealF> u = v;
+                if (checkpointed)
+                    tapeflow::checkpointed_loop(13, u, [](std::vector<tapeflow::RealF>& s) { heat_step(s); }, 3);
+                else
+                    for (int s = 0; s < 13; ++s) heat_step(u);
+                return loss(u);
+            },
+            x);
+    };
+    CHECK(run(true) == run(false));
+}
