@@ -155,6 +155,7 @@ public:
     void record(Reverse reverse, std::size_t captured_bytes = 0) {
         if (done_) throw usage_error("custom adjoint: record() called twice; make one object per entry");
         done_ = true;
+        if (check_distinct_) check_distinct_outputs();
         if (!any_active_ || !tape_.is_recording()) {
             for (std::size_t i = 0; i < outputs_.size(); ++i) {
                 real_type& y = *outputs_[i];
@@ -163,7 +164,6 @@ public:
             }
             return;
         }
-        if (check_distinct_) check_distinct_outputs();
         // Identifiers first, Reals last: if taping fails, no output changes.
         std::vector<identifier> ids(outputs_.size());
         std::vector<bool> fresh(outputs_.size());

@@ -287,7 +287,8 @@ public:
         long_records_ = to.long_records;
         bytes_before_tile_ = to.bytes - to.offset;
         regions_.truncate(to);
-        externals_.erase(externals_.begin() + std::ptrdiff_t(to.externals), externals_.end());
+        if (to.externals < externals_.size())
+            externals_.erase(externals_.begin() + std::ptrdiff_t(to.externals), externals_.end());
     }
 
     // ---- information --------------------------------------------------------
@@ -369,6 +370,7 @@ public:
     /// Appends an external entry and its record; the tape owns the entry
     /// until a reset drops it.
     void push_external(std::unique_ptr<external_entry<Scalar>> entry) {
+        check_owner("push_external");
         if (externals_.size() >= max_externals)
             throw error("a tape holds at most " + std::to_string(max_externals) +
                         " external entries (custom adjoints); reset the tape or use fewer, "
