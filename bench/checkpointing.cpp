@@ -8,7 +8,7 @@
 //   in_memory     its gradient with every step taped (plain tape in memory)
 //   checkpointed  its gradient through tapeflow::checkpointed_loop with S
 //                 snapshots, or as many as fit in M MiB beside one step's tape
-//   check         small sizes: checkpointed == in_memory bit for bit, and both
+//   check         small sizes: checkpointed == in_memory to 1e-12, and both
 //                 equal the hand-written adjoint to 1e-10 (exit code 1 if not)
 //
 // Prints one line of key=value pairs: seconds, peak_rss_mib (getrusage: run
@@ -112,12 +112,17 @@ int check() {
         for (std::size_t snapshots : {1, 3, 10}) {
             std::shared_ptr<const tapeflow::checkpoint_statistics> st;
             const auto g = gradient_checkpointed(k, x, snapshots, st);
-            double worst = 0;
-            for (std::size_t i = 0; i < x.size(); ++i)
+            double worst = 0, worst_plain = 0;
+            for (std::size_t i = 0; i < x.size(); ++i) {
                 worst = std::fmax(worst, std::fabs(g[i] - hand[i]) / std::fmax(1e-300, std::fabs(hand[i])));
-            const bool ok = g == plain && worst < 1e-10;
-            std::printf("check steps=%zu snapshots=%zu identical_to_in_memory=%d max_rel_diff_hand=%.1e %s\n", steps,
-                        snapshots, int(g == plain), worst, ok ? "ok" : "FAILED");
+                worst_plain = std::fmax(worst_plain, std::fabs(g[i] - plain[i]) / std::fmax(1e-300, std::fabs(plain[i])));
+            }
+            // the untaped runs use the double instantiation of the step, which
+            // the compiler may contract into FMAs differently from the Real
+            // one (-march=native): equal to rounding, not always bit for bit
+            const bool ok = worst_plain < 1e-12 && worst < 1e-10;
+            std::printf("check steps=%zu snapshots=%zu max_rel_diff_in_memory=%.1e max_rel_diff_hand=%.1e %s\n",
+                        steps, snapshots, worst_plain, worst, ok ? "ok" : "FAILED");
             bad += !ok;
         }
     }

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 #include "brute_force.hpp"
@@ -92,6 +93,36 @@ TEST_CASE("checkpointed_loop: same gradient as plain taping, bit for bit, for ev
         for (std::size_t snapshots = 1; snapshots <= std::size_t(steps) + 2; ++snapshots) {
             INFO("steps " << steps << ", snapshots " << snapshots);
             CHECK(checkpointed_gradient(x, steps, snapshots) == expected);
+        }
+    }
+}
+
+TEST_CASE("checkpointed_loop: a template step runs untaped on plain numbers, same gradient", "[checkpoint]") {
+    const auto x = start_state(6);
+    for (int steps : {1, 5, 33}) {
+        const auto expected = plain_gradient(x, steps);
+        for (std::size_t snapshots : {std::size_t(1), std::size_t(3), std::size_t(40)}) {
+            int real_calls = 0, double_calls = 0;
+            const auto g = tapeflow::gradient(
+                [&](const std::vector<Real>& v) {
+                    std::vector<Real> u = v;
+                    tapeflow::checkpointed_loop(
+                        steps, u,
+                        [&](auto& s) {
+                            if constexpr (std::is_same_v<std::decay_t<decltype(s)>, std::vector<double>>)
+                                ++double_calls;
+                            else
+                                ++real_calls;
+                            heat_step(s);
+                        },
+                        snapshots);
+                    return loss(u);
+                },
+                x);
+            INFO("steps " << steps << ", snapshots " << snapshots);
+            CHECK(g == expected);
+            CHECK(real_calls == steps);  // only the taped runs use Real
+            CHECK(double_calls >= steps);
         }
     }
 }

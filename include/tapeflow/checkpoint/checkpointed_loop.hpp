@@ -25,7 +25,13 @@
 // unchanged); it must not capture active variables of the enclosing recording
 // (their derivatives would be lost). It runs on plain values during the
 // forward, and on a private tape of the loop during the sweep, so it must
-// compute the same thing whenever it is called with the same state. An
+// compute the same thing whenever it is called with the same state. If it
+// can also be called with a std::vector<S>& (a generic lambda or a template),
+// the untaped runs call it on plain numbers, which is several times faster;
+// it must then compute the same values as with Real (it does when it is the
+// same template, up to the compiler contracting a*b+c into FMAs differently
+// in the two instantiations: then the gradient equals plain taping's to
+// rounding instead of bit for bit). An
 // exception it throws during the sweep reaches the caller of sweep(); reset()
 // the tape afterwards.
 //
@@ -41,6 +47,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -286,6 +293,13 @@ private:
     // `count` steps on plain values (no tape records: none is recording).
     void advance(values& state, std::uint64_t count) {
         if (count == 0) return;
+        if constexpr (std::is_invocable_v<Step&, values&>) {  // a template step: run it on plain numbers
+            for (std::uint64_t i = 0; i < count; ++i) step_(state);
+            if (state.size() != width())
+                throw usage_error("checkpointed_loop: the step changed the size of the state; keep it fixed");
+            advanced_ += count;
+            return;
+        }
         std::vector<real_type> x(state.begin(), state.end());
         for (std::uint64_t i = 0; i < count; ++i) step_(x);
         check_width(x);
