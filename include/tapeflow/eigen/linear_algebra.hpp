@@ -85,6 +85,20 @@ struct triangle_read<Eigen::LDLT<M, UpLo>> {
     static constexpr int value = UpLo;
 };
 
+// An operand whose elements are Real variables: the object itself when its
+// coeff() returns a reference (matrices, maps, blocks, transposes of them),
+// else its value as a plain matrix. An expression such as a - d returns a
+// temporary Real from coeff(), whose identifier dies with it; the plain
+// matrix keeps the variables alive until the entry is taped.
+template <class D>
+using evaluated_t = std::conditional_t<!is_real<typename D::Scalar>::value ||
+                                           std::is_reference_v<decltype(std::declval<const D&>().coeff(0, 0))>,
+                                       const D&, typename D::PlainObject>;
+template <class D>
+evaluated_t<D> evaluated(const D& d) {
+    return d;
+}
+
 template <class D>
 struct is_householder_qr : std::false_type {};
 template <class M>
@@ -100,8 +114,8 @@ basic_real<detail::eigen_scalar_t<DA>> dot(const Eigen::MatrixBase<DA>& a, const
     static_assert(std::is_same_v<S, detail::eigen_scalar_t<DB>>, "tapeflow::dot: operands of different precisions");
     if (a.rows() != b.rows() || a.cols() != b.cols())
         throw usage_error("tapeflow::dot: operands of different sizes");
-    const typename Eigen::internal::nested_eval<DA, 1>::type ae(a.derived());
-    const typename Eigen::internal::nested_eval<DB, 1>::type be(b.derived());
+    const auto& ae = detail::evaluated(a.derived());
+    const auto& be = detail::evaluated(b.derived());
     auto av = detail::values_of(ae);
     auto bv = detail::values_of(be);
     basic_real<S> y;
@@ -129,7 +143,7 @@ basic_real<detail::eigen_scalar_t<DA>> dot(const Eigen::MatrixBase<DA>& a, const
 template <class D>
 basic_real<detail::eigen_scalar_t<D>> squared_norm(const Eigen::MatrixBase<D>& a) {
     using S = detail::eigen_scalar_t<D>;
-    const typename Eigen::internal::nested_eval<D, 1>::type ae(a.derived());
+    const auto& ae = detail::evaluated(a.derived());
     auto av = detail::values_of(ae);
     basic_real<S> y;
     basic_custom_adjoint<S> op;
@@ -168,6 +182,9 @@ public:
         : a_(a.derived().template cast<real_type>()), state_(std::make_shared<state>()) {
         static_assert(std::is_same_v<detail::eigen_scalar_t<D>, scalar_type>,
                       "tapeflow::factorization: matrix and decomposition of different precisions");
+        // the shape first: Eigen's decompositions assume it
+        if (detail::is_householder_qr<Decomposition>::value ? a_.rows() < a_.cols() : a_.rows() != a_.cols())
+            throw usage_error("tapeflow::factorization: needs a square matrix (householder_qr: rows >= cols)");
         state_->a = detail::values_of(a_);
         state_->decomposition.compute(state_->a);
         if constexpr (!detail::is_householder_qr<Decomposition>::value &&
@@ -176,8 +193,6 @@ public:
                 throw error("tapeflow::factorization: the decomposition failed (for llt: the matrix is "
                             "not positive definite); use partial_piv_lu or householder_qr");
         }
-        if (detail::is_householder_qr<Decomposition>::value ? a_.rows() < a_.cols() : a_.rows() != a_.cols())
-            throw usage_error("tapeflow::factorization: needs a square matrix (householder_qr: rows >= cols)");
     }
 
     /// x = A^-1 b (householder_qr: the least-squares solution), taped as one entry.
@@ -190,7 +205,7 @@ public:
         if (b.rows() != a_.rows())
             throw usage_error("tapeflow::factorization::solve: the right-hand side has " +
                               std::to_string(b.rows()) + " rows, the matrix " + std::to_string(a_.rows()));
-        const typename Eigen::internal::nested_eval<D, 1>::type be(b.derived());
+        const auto& be = detail::evaluated(b.derived());
         const value_matrix bv = detail::values_of(be);
         value_matrix xv = state_->decomposition.solve(bv);
         constexpr bool qr = detail::is_householder_qr<Decomposition>::value;
