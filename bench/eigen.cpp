@@ -62,9 +62,13 @@
 #include <tapeflow/eigen.hpp>
 
 #include "harness/check.hpp"
+#include "harness/timing.hpp"
 
 namespace eigen_bench {
 namespace {
+
+using bench::median_seconds;
+using bench::thread_cpu_seconds;
 
 using tapeflow::Real;
 template <class T>
@@ -247,11 +251,6 @@ struct tape_figures {
     double externals = 0;
 };
 
-double thread_cpu_seconds() {
-    timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
-}
 
 /// One tape per benchmark, reused across iterations (reset() keeps its memory).
 struct gradient_driver {
@@ -305,25 +304,6 @@ struct gradient_driver {
     }
 };
 
-// Median CPU time of one call of f over `runs` batches of calls lasting >= 2 ms.
-template <class F>
-double median_seconds(F&& f, int runs) {
-    long batch = 1;
-    for (;;) {
-        const double start = thread_cpu_seconds();
-        for (long i = 0; i < batch; ++i) f();
-        if (thread_cpu_seconds() - start >= 2e-3) break;
-        batch *= 2;
-    }
-    std::vector<double> t;
-    for (int r = 0; r < runs; ++r) {
-        const double start = thread_cpu_seconds();
-        for (long i = 0; i < batch; ++i) f();
-        t.push_back((thread_cpu_seconds() - start) / double(batch));
-    }
-    std::nth_element(t.begin(), t.begin() + runs / 2, t.end());
-    return t[runs / 2];
-}
 
 // ---- registration -------------------------------------------------------------
 
