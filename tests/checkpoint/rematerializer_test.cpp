@@ -68,10 +68,13 @@ TEST_CASE("rematerializer: same gradient as plain taping for any budget", "[rema
             CHECK(st.rerecorded == 0);
         }
         if (budget == 200000) {
-            // the budget holds one region's tape (one 128 KiB tile): the
-            // sweep finds the last one's tape and records the 11 others again
-            CHECK(st.rerecorded == 11);
-            CHECK(st.evictions == 11 + 11);
+            // the budget holds one region's tape (one 128 KiB tile): 11 are
+            // dropped while recording; the sweep records again all regions
+            // without a tape (11, or 12 when timing noise made the newest
+            // region the victim) and drops one tape after each
+            CHECK(st.rerecorded >= 11);
+            CHECK(st.rerecorded <= 12);
+            CHECK(st.evictions == 11 + st.rerecorded);
         }
     }
 }
