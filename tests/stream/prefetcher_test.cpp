@@ -112,7 +112,7 @@ TEST_CASE("disabled: jobs run synchronously inside submit, no thread") {
     CHECK(p.wait(t2) == 0.0);
     CHECK(p.drain() == 0.0);
     CHECK_FALSE(p.thread_started());
-    CHECK(tapeflow_test::thread_count() == threads_before);
+    CHECK(tapeflow_test::settled_thread_count(threads_before) == threads_before);
     for (const auto& id : ran_on) CHECK(id == std::this_thread::get_id());
 }
 
@@ -193,11 +193,11 @@ TEST_CASE("the destructor joins the thread, also with jobs queued") {
             p.wait(p.submit([] {}));
             CHECK(tapeflow_test::thread_count() == threads_before + 1);
         }
-        CHECK(tapeflow_test::thread_count() == threads_before);
+        CHECK(tapeflow_test::settled_thread_count(threads_before) == threads_before);
     }
     SECTION("never started") {
         { prefetcher p(true); }
-        CHECK(tapeflow_test::thread_count() == threads_before);
+        CHECK(tapeflow_test::settled_thread_count(threads_before) == threads_before);
     }
     SECTION("jobs queued") {
         auto ran = std::make_shared<std::atomic<int>>(0);
@@ -210,7 +210,7 @@ TEST_CASE("the destructor joins the thread, also with jobs queued") {
                 });
             CHECK(*ran < 50);  // still queued when the destructor starts
         }
-        CHECK(tapeflow_test::thread_count() == threads_before);
+        CHECK(tapeflow_test::settled_thread_count(threads_before) == threads_before);
         // No job runs after the destructor returned.
         const int at_destruction = *ran;
         std::this_thread::sleep_for(30ms);
@@ -230,6 +230,6 @@ TEST_CASE("the destructor joins the thread, also with jobs queued") {
             std::this_thread::sleep_for(10ms);
         }
         CHECK_FALSE(later_ran);
-        CHECK(tapeflow_test::thread_count() == threads_before);
+        CHECK(tapeflow_test::settled_thread_count(threads_before) == threads_before);
     }
 }

@@ -47,6 +47,17 @@ inline std::vector<std::string> directory_entries(const std::string& path) {
 
 /// Entries of /proc/self/task: the threads of this process.
 inline std::size_t thread_count() { return directory_entries("/proc/self/task").size(); }
+/// thread_count() once it equals `expected`, or after 2 s. A thread that was
+/// joined may stay listed in /proc for a moment (the kernel wakes the joiner
+/// before it reaps the thread); a leaked thread stays for good.
+inline std::size_t settled_thread_count(std::size_t expected) {
+    std::size_t n = thread_count();
+    for (int i = 0; i < 200 && n != expected; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        n = thread_count();
+    }
+    return n;
+}
 /// Entries of /proc/self/fd: the open descriptors of this process.
 inline std::size_t descriptor_count() { return directory_entries("/proc/self/fd").size(); }
 
