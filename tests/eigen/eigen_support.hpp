@@ -24,6 +24,9 @@
 #include <utility>
 #include <vector>
 
+/// The number type of a std::vector<T> argument `x` of a generic lambda.
+#define SCALAR_OF(x) typename std::decay_t<decltype(x)>::value_type
+
 namespace eigen_test {
 
 using tapeflow::Real;

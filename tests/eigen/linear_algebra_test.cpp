@@ -44,8 +44,6 @@ using eigen_test::taped;
 using eigen_test::uniform;
 using eigen_test::VectorX;
 
-#define SCALAR_OF(x) typename std::decay_t<decltype(x)>::value_type
-
 // ---- dot, squared_norm, norm ------------------------------------------------------
 
 TEST_CASE("dot, squared_norm and norm are one entry each and match Eigen's scalar-taped a.dot(b)") {

@@ -31,8 +31,6 @@ using eigen_test::taped;
 using eigen_test::uniform;
 using eigen_test::VectorX;
 
-#define SCALAR_OF(x) typename std::decay_t<decltype(x)>::value_type
-
 // ---- types ------------------------------------------------------------------
 
 static_assert(std::is_same_v<Eigen::NumTraits<Real>::Real, Real>);

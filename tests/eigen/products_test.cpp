@@ -32,8 +32,6 @@ using eigen_test::taped;
 using eigen_test::uniform;
 using eigen_test::VectorX;
 
-#define SCALAR_OF(x) typename std::decay_t<decltype(x)>::value_type
-
 namespace {
 
 using lazy = std::true_type;     // l.lazyProduct(r): taped per scalar, the reference

@@ -51,10 +51,10 @@
 #include <utility>
 #include <vector>
 
-#include "../custom_adjoint.hpp"
 #include "../error.hpp"
 #include "../real.hpp"
 #include "binomial.hpp"
+#include "state_function.hpp"
 
 namespace tapeflow {
 
@@ -101,7 +101,8 @@ public:
         snapshot_.assign(slots_, values());
         used_ = 0;
         store(initial);
-        values state = descend(std::move(initial));
+        descend(std::move(initial));
+        values state = transient_;
         advance(state, 1);  // the last step: its result is the loop's output
         stats_->forward_seconds += seconds_since(start);
         descended_ = true;
@@ -126,7 +127,7 @@ public:
         std::uint64_t n = 0, spacing = 1;
         while (keep_going(static_cast<const std::vector<real_type>&>(x))) {
             step_(x);
-            check_width(x);
+            check_width(x.size());
             ++n;
             if (n % spacing != 0) continue;
             if (used_ == slots_) {  // full: keep every other snapshot
@@ -174,13 +175,11 @@ public:
             for (std::size_t i = 0; i < width(); ++i) x_bar[i] += y_bar[i];
             return;
         }
-        if (!descended_) {  // an earlier sweep used the slots: descend again
+        if (!descended_) {  // an earlier sweep used the slots: descend again (0 -> n-1)
             const auto start = clock::now();
             used_ = 1;
-            values state = snapshot_[0];
-            const std::uint64_t before = advanced_;
-            transient_ = descend(std::move(state));
-            stats_->steps_recomputed += advanced_ - before;
+            descend(snapshot_[0]);
+            stats_->steps_recomputed += steps_ - 1;
             stats_->recompute_seconds += seconds_since(start);
         }
         descended_ = false;
@@ -222,8 +221,8 @@ private:
     }
 
     // The first descent of the schedule from state 0 (held in slot 0): keeps
-    // a snapshot at each split point and returns state n-1.
-    values descend(values state) {
+    // a snapshot at each split point, and state n-1 in transient_.
+    void descend(values state) {
         std::uint64_t a = 0, b = steps_, free = slots_ - 1;
         while (b - a > 1) {
             const std::uint64_t m = a + checkpoint::best_split(b - a, free + 1);
@@ -233,8 +232,7 @@ private:
             a = m;
             --free;
         }
-        transient_ = state;
-        return state;
+        transient_ = std::move(state);
     }
 
     // Reverses steps [a, b). State a is in the last used slot; with `pre`
@@ -295,72 +293,34 @@ private:
         if (count == 0) return;
         if constexpr (std::is_invocable_v<Step&, values&>) {  // a template step: run it on plain numbers
             for (std::uint64_t i = 0; i < count; ++i) step_(state);
-            if (state.size() != width())
-                throw usage_error("checkpointed_loop: the step changed the size of the state; keep it fixed");
-            advanced_ += count;
-            return;
+            check_width(state.size());
+        } else {
+            std::vector<real_type> x(state.begin(), state.end());
+            for (std::uint64_t i = 0; i < count; ++i) step_(x);
+            check_width(x.size());
+            for (std::size_t i = 0; i < state.size(); ++i) state[i] = x[i].value();
         }
-        std::vector<real_type> x(state.begin(), state.end());
-        for (std::uint64_t i = 0; i < count; ++i) step_(x);
-        check_width(x);
-        for (std::size_t i = 0; i < state.size(); ++i) state[i] = x[i].value();
-        advanced_ += count;
     }
 
     // Tapes one step from `state` on the private tape, sweeps it with the
     // adjoint of its output, and leaves the adjoint of its input in `adjoint`.
     void tape_step(const values& state, values& adjoint) {
-        activation guard(tape_);
         auto start = clock::now();
-        std::vector<identifier> inputs(state.size());
-        {
-            std::vector<real_type> x(state.begin(), state.end());
-            tape_.start_recording();
-            for (std::size_t i = 0; i < x.size(); ++i) {
-                tape_.register_input(x[i]);
-                inputs[i] = x[i].id();
-            }
-            step_(x);
-            check_width(x);
-            for (auto& xi : x) tape_.register_output(xi);
-            tape_.stop_recording();
-            stats_->record_seconds += seconds_since(start);
-            start = clock::now();
-            const tape_statistics s = tape_.statistics();
-            if (s.record_bytes > stats_->peak_step_tape_bytes) stats_->peak_step_tape_bytes = s.record_bytes;
-            for (std::size_t i = 0; i < x.size(); ++i) tape_.set_adjoint(x[i], adjoint[i]);
-            tape_.sweep();
-        }
-        for (std::size_t i = 0; i < inputs.size(); ++i) adjoint[i] = tape_.adjoint(inputs[i]);
-        tape_.reset();
+        step_tape_.record(state, step_, "checkpointed_loop: the step");
+        stats_->record_seconds += seconds_since(start);
+        start = clock::now();
+        if (step_tape_.record_bytes() > stats_->peak_step_tape_bytes)
+            stats_->peak_step_tape_bytes = step_tape_.record_bytes();
+        step_tape_.sweep(adjoint.data(), adjoint.data());
+        step_tape_.clear();
         ++stats_->steps_taped;
         stats_->sweep_seconds += seconds_since(start);
     }
 
-    void check_width(const std::vector<real_type>& x) const {
-        if (x.size() != width())
+    void check_width(std::size_t size) const {
+        if (size != width())
             throw usage_error("checkpointed_loop: the step changed the size of the state; keep it fixed");
     }
-
-    // Makes the loop's tape active for one step and gives the thread its
-    // previous active tape back, also when the step throws.
-    class activation {
-    public:
-        explicit activation(basic_tape<Scalar>& tape) : tape_(tape), previous_(basic_tape<Scalar>::active_slot()) {
-            tape.activate();
-        }
-        ~activation() {
-            tape_.stop_recording();
-            tape_.reset();
-            basic_tape<Scalar>::active_slot() = previous_;
-        }
-        activation(const activation&) = delete;
-        activation& operator=(const activation&) = delete;
-
-    private:
-        basic_tape<Scalar>& tape_;
-        basic_tape<Scalar>* previous_;
-    };
 
     std::uint64_t steps_;
     std::uint64_t slots_;
@@ -373,38 +333,8 @@ private:
     bool online_ = false;
     values transient_;                       // state n-1 after a descent
     bool descended_ = false;
-    std::uint64_t advanced_ = 0;
-    basic_tape<Scalar> tape_;                // one step at a time
+    taped_function<Scalar> step_tape_;       // one step at a time
 };
-
-// Runs the loop forward (`run(entry, initial)` returns the final state) with
-// the recording paused, then tapes the entry for `state`.
-template <class Scalar, class Entry, class Run>
-void tape_loop(std::vector<basic_real<Scalar>>& state, std::shared_ptr<Entry> entry, Run run) {
-    auto& tape = basic_tape<Scalar>::active();
-    std::vector<Scalar> initial(state.size());
-    for (std::size_t i = 0; i < state.size(); ++i) initial[i] = state[i].value();
-    std::vector<Scalar> final_state;
-    {
-        // run forward untaped: pause the recording (and resume it on exceptions)
-        struct resume {
-            basic_tape<Scalar>& tape;
-            bool on;
-            ~resume() {
-                if (on) tape.start_recording();
-            }
-        } resume_guard{tape, tape.is_recording()};
-        if (resume_guard.on) tape.stop_recording();
-        final_state = run(*entry, std::move(initial));
-    }
-    basic_custom_adjoint<Scalar> op(tape);
-    op.reserve(state.size(), state.size());
-    for (const auto& x : state) op.add_input(x);
-    for (std::size_t i = 0; i < state.size(); ++i) op.add_output(state[i], final_state[i]);
-    op.assume_distinct_outputs();
-    const std::size_t captured = entry->bytes();
-    op.record([entry](const Scalar* y_bar, Scalar* x_bar) { entry->reverse(y_bar, x_bar); }, captured);
-}
 
 }  // namespace detail
 
@@ -422,7 +352,7 @@ std::shared_ptr<const checkpoint_statistics> checkpointed_loop(std::size_t steps
     auto stats = std::make_shared<checkpoint_statistics>();
     const std::uint64_t slots = std::max<std::uint64_t>(1, std::min<std::uint64_t>(snapshots, steps));
     using entry_type = detail::checkpointed_loop_entry<Scalar, Step>;
-    detail::tape_loop(state, std::make_shared<entry_type>(steps, slots, std::move(step), stats),
+    detail::tape_state_entry(state, std::make_shared<entry_type>(steps, slots, std::move(step), stats),
                       [](entry_type& e, std::vector<Scalar> initial) { return e.forward(std::move(initial)); });
     return stats;
 }
@@ -441,9 +371,8 @@ std::shared_ptr<const checkpoint_statistics> checkpointed_while(std::vector<basi
     if (snapshots == 0)
         throw usage_error("checkpointed_while: needs at least one snapshot (the initial state)");
     auto stats = std::make_shared<checkpoint_statistics>();
-    stats->snapshots = snapshots;
     using entry_type = detail::checkpointed_loop_entry<Scalar, Step>;
-    detail::tape_loop(state, std::make_shared<entry_type>(0, snapshots, std::move(step), stats),
+    detail::tape_state_entry(state, std::make_shared<entry_type>(0, snapshots, std::move(step), stats),
                       [&keep_going](entry_type& e, std::vector<Scalar> initial) {
                           return e.forward_online(std::move(initial), keep_going);
                       });

@@ -23,6 +23,7 @@
 // state, exceptions reach the caller (reset() the tape afterwards).
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -31,9 +32,8 @@
 #include <utility>
 #include <vector>
 
-#include "../custom_adjoint.hpp"
-#include "../error.hpp"
 #include "../real.hpp"
+#include "state_function.hpp"
 
 namespace tapeflow {
 
@@ -65,101 +65,76 @@ public:
     /// entry on the active tape. The rematerializer may be destroyed before
     /// the sweep (the entries keep what they need).
     void region(std::vector<real_type>& state, function fn) {
-        auto& tape = basic_tape<Scalar>::active();
         auto r = std::make_shared<region_tape>();
         r->fn = std::move(fn);
-        r->input.resize(state.size());
-        for (std::size_t i = 0; i < state.size(); ++i) r->input[i] = state[i].value();
-        {
-            // record on the region's tape (the main tape's recording pauses)
-            struct resume {
-                basic_tape<Scalar>& tape;
-                bool on;
-                ~resume() {
-                    if (on) tape.start_recording();
-                }
-            } guard{tape, tape.is_recording()};
-            if (guard.on) tape.stop_recording();
-            record(*r, state_->stats.record_seconds);
-        }
-        std::vector<Scalar> output(state.size());
-        for (std::size_t i = 0; i < state.size(); ++i) output[i] = r->outputs[i].value();
-        ++state_->stats.regions;
-        state_->stats.snapshot_bytes += r->input.size() * sizeof(Scalar);
-        state_->regions.push_back(r);
-        state_->touch(*r);
-        state_->hold(*r);
-
-        basic_custom_adjoint<Scalar> op(tape);
-        op.reserve(state.size(), state.size());
-        for (const auto& x : state) op.add_input(x);
-        for (std::size_t i = 0; i < state.size(); ++i) op.add_output(state[i], output[i]);
-        op.assume_distinct_outputs();
-        op.record([r, s = state_](const Scalar* y_bar, Scalar* x_bar) { s->reverse(*r, y_bar, x_bar); },
-                  r->input.size() * sizeof(Scalar));
+        r->shared_state = state_;
+        detail::tape_state_entry(state, r, [this, r](region_tape& rt, std::vector<Scalar> input) {
+            rt.input = std::move(input);
+            state_->record(rt, state_->stats.record_seconds);
+            std::vector<Scalar> output(rt.input.size());
+            for (std::size_t i = 0; i < output.size(); ++i) output[i] = rt.tape->outputs()[i].value();
+            ++state_->stats.regions;
+            state_->stats.snapshot_bytes += rt.input.size() * sizeof(Scalar);
+            state_->regions.push_back(r);
+            state_->touch(rt);
+            state_->hold(rt);
+            return output;
+        });
     }
 
     const rematerialization_statistics& statistics() const noexcept { return state_->stats; }
 
 private:
+    struct shared;
+
+    // One region: its function, the snapshot of its input values and, while
+    // held, its tape. The entry on the main tape owns it.
     struct region_tape {
         function fn;
-        std::vector<Scalar> input;                // snapshot of the input values
-        std::unique_ptr<basic_tape<Scalar>> tape;  // nullptr: dropped
-        std::vector<identifier> inputs;           // identifiers on `tape`
-        std::vector<real_type> outputs;           // variables of `tape`
-        std::size_t bytes = 0;
-        double cost = 0;                          // seconds to record
+        std::vector<Scalar> input;                            // snapshot of the input values
+        std::unique_ptr<detail::taped_function<Scalar>> tape;  // nullptr: dropped
+        std::size_t tape_bytes = 0;
+        double cost = 0;  // seconds to record
         std::uint64_t last_used = 0;
-    };
+        std::shared_ptr<shared> shared_state;
 
-    // Records r.fn from r.input on a fresh tape of r's own.
-    static void record(region_tape& r, double& seconds) {
-        const auto start = std::chrono::steady_clock::now();
-        basic_tape<Scalar>* previous = basic_tape<Scalar>::active_slot();
-        auto tape = std::make_unique<basic_tape<Scalar>>();
-        struct restore {
-            basic_tape<Scalar>* previous;
-            ~restore() { basic_tape<Scalar>::active_slot() = previous; }
-        } guard{previous};
-        tape->start_recording();
-        std::vector<real_type> x(r.input.begin(), r.input.end());
-        r.inputs.resize(x.size());
-        for (std::size_t i = 0; i < x.size(); ++i) {
-            tape->register_input(x[i]);
-            r.inputs[i] = x[i].id();
-        }
-        r.fn(x);
-        if (x.size() != r.input.size())
-            throw usage_error("rematerializer: the region changed the size of the state; keep it fixed");
-        for (auto& xi : x) tape->register_output(xi);
-        tape->stop_recording();
-        r.outputs = std::move(x);
-        r.bytes = tape->statistics().allocated_bytes;
-        r.tape = std::move(tape);
-        r.cost = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        seconds += r.cost;
-    }
+        void reverse(const Scalar* y_bar, Scalar* x_bar) { shared_state->reverse(*this, y_bar, x_bar); }
+        std::size_t bytes() const noexcept { return input.size() * sizeof(Scalar); }  // held by the entry
+    };
 
     struct shared {
         std::size_t budget = 0;
         std::uint64_t clock = 0;
-        std::vector<std::weak_ptr<region_tape>> regions;
+        std::vector<std::weak_ptr<region_tape>> regions;  // expired ones are pruned by hold()
         rematerialization_statistics stats;
 
         void touch(region_tape& r) { r.last_used = ++clock; }
 
+        // Records r.fn from r.input on a fresh tape of r's own.
+        static void record(region_tape& r, double& seconds) {
+            const auto start = std::chrono::steady_clock::now();
+            auto tape = std::make_unique<detail::taped_function<Scalar>>();
+            tape->record(r.input, r.fn, "rematerializer: the region");
+            r.tape_bytes = tape->allocated_bytes();
+            r.tape = std::move(tape);
+            r.cost = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            seconds += r.cost;
+        }
+
         // Counts r's tape and drops the lowest-scoring tapes over the budget.
         void hold(region_tape& r) {
-            stats.held_bytes += r.bytes;
+            stats.held_bytes += r.tape_bytes;
             while (stats.held_bytes > budget) {
                 region_tape* victim = nullptr;
                 double lowest = 0;
+                regions.erase(std::remove_if(regions.begin(), regions.end(),
+                                             [](const std::weak_ptr<region_tape>& w) { return w.expired(); }),
+                              regions.end());
                 for (const auto& w : regions) {
                     auto p = w.lock();
                     if (!p || !p->tape) continue;
                     const double staleness = double(clock - p->last_used + 1);
-                    const double score = p->cost / (double(p->bytes) * staleness);
+                    const double score = p->cost / (double(p->tape_bytes) * staleness);
                     if (!victim || score < lowest) {
                         victim = p.get();
                         lowest = score;
@@ -173,10 +148,9 @@ private:
         }
 
         void drop(region_tape& r) {
-            r.outputs.clear();  // variables of r.tape: released while it is alive
             r.tape.reset();
-            stats.held_bytes -= r.bytes;
-            r.bytes = 0;
+            stats.held_bytes -= r.tape_bytes;
+            r.tape_bytes = 0;
         }
 
         // A region without a tape is recorded again, swept, and only then
@@ -185,21 +159,13 @@ private:
         void reverse(region_tape& r, const Scalar* y_bar, Scalar* x_bar) {
             touch(r);
             if (r.tape) {
-                sweep(r, y_bar, x_bar);
+                r.tape->sweep(y_bar, x_bar);
                 return;
             }
             record(r, stats.rerecord_seconds);
             ++stats.rerecorded;
-            sweep(r, y_bar, x_bar);
+            r.tape->sweep(y_bar, x_bar);
             hold(r);
-        }
-
-        static void sweep(region_tape& r, const Scalar* y_bar, Scalar* x_bar) {
-            basic_tape<Scalar>& tape = *r.tape;
-            tape.clear_adjoints();
-            for (std::size_t i = 0; i < r.outputs.size(); ++i) tape.set_adjoint(r.outputs[i], y_bar[i]);
-            tape.sweep();
-            for (std::size_t i = 0; i < r.inputs.size(); ++i) x_bar[i] += tape.adjoint(r.inputs[i]);
         }
     };
 

@@ -1,0 +1,138 @@
+// tapeflow/checkpoint/state_function.hpp - what checkpointed_loop and the
+// rematerializer share: a function of a state vector recorded on a private
+// tape and swept on demand, and the taping of such work as ONE entry.
+//
+//   main tape:     ... [entry: state -> state] ...      (custom_adjoint.hpp)
+//                            |
+//   reverse rule:  taped_function: record fn from input values on a
+//                  private tape, sweep it with the output adjoints
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../custom_adjoint.hpp"
+#include "../error.hpp"
+#include "../real.hpp"
+
+namespace tapeflow::detail {
+
+// Makes `tape` the thread's active tape for a scope; the previous one comes
+// back at the end, also on exceptions.
+template <class Scalar>
+class active_tape_scope {
+public:
+    explicit active_tape_scope(basic_tape<Scalar>& tape) : previous_(basic_tape<Scalar>::active_slot()) {
+        basic_tape<Scalar>::active_slot() = &tape;
+    }
+    ~active_tape_scope() { basic_tape<Scalar>::active_slot() = previous_; }
+    active_tape_scope(const active_tape_scope&) = delete;
+    active_tape_scope& operator=(const active_tape_scope&) = delete;
+
+private:
+    basic_tape<Scalar>* previous_;
+};
+
+// fn(state) recorded on a tape of its own from plain input values.
+template <class Scalar>
+class taped_function {
+public:
+    using real_type = basic_real<Scalar>;
+
+    ~taped_function() { clear(); }
+
+    /// Records fn(x) with x = `input` as registered inputs. On an exception
+    /// nothing is kept. `who` starts the error message ("checkpointed_loop: the step").
+    /// \throws usage_error if fn changes the size of x.
+    template <class F>
+    void record(const std::vector<Scalar>& input, F& fn, const char* who) {
+        clear();
+        active_tape_scope<Scalar> scope(tape_);
+        struct on_failure {
+            basic_tape<Scalar>& tape;
+            bool done = false;
+            ~on_failure() {
+                if (!done) {
+                    tape.stop_recording();
+                    tape.reset();
+                }
+            }
+        } failure{tape_};
+        tape_.start_recording();
+        std::vector<real_type> x(input.begin(), input.end());
+        inputs_.resize(x.size());
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            tape_.register_input(x[i]);
+            inputs_[i] = x[i].id();
+        }
+        fn(x);
+        if (x.size() != input.size())
+            throw usage_error(std::string(who) + " changed the size of the state; keep it fixed");
+        for (auto& xi : x) tape_.register_output(xi);
+        tape_.stop_recording();
+        outputs_ = std::move(x);
+        failure.done = true;
+    }
+
+    /// Sweeps the recording with the output adjoints `y_bar` and writes the
+    /// input adjoints to `x_bar` (which may be `y_bar`).
+    void sweep(const Scalar* y_bar, Scalar* x_bar) {
+        tape_.clear_adjoints();
+        for (std::size_t i = 0; i < outputs_.size(); ++i) tape_.set_adjoint(outputs_[i], y_bar[i]);
+        tape_.sweep();
+        for (std::size_t i = 0; i < inputs_.size(); ++i) x_bar[i] = tape_.adjoint(inputs_[i]);
+    }
+
+    /// Forgets the recording (its memory is kept for the next one).
+    void clear() {
+        {
+            active_tape_scope<Scalar> scope(tape_);  // the outputs give their identifiers back
+            outputs_.clear();
+        }
+        tape_.reset();
+    }
+
+    const std::vector<real_type>& outputs() const noexcept { return outputs_; }
+    std::size_t record_bytes() const noexcept { return std::size_t(tape_.get_position().bytes); }
+    std::size_t allocated_bytes() const { return tape_.statistics().allocated_bytes; }
+
+private:
+    basic_tape<Scalar> tape_;
+    std::vector<identifier> inputs_;  // identifiers of the inputs on tape_
+    std::vector<real_type> outputs_;  // variables of tape_
+};
+
+// Tapes work on `state` as one entry: `entry->forward(values)` runs it with
+// the recording paused (resumed also on exceptions) and returns the final
+// values; `entry->reverse(y_bar, x_bar)` is the reverse rule and
+// `entry->bytes()` what the entry holds.
+template <class Scalar, class Entry, class Forward>
+void tape_state_entry(std::vector<basic_real<Scalar>>& state, std::shared_ptr<Entry> entry, Forward forward) {
+    auto& tape = basic_tape<Scalar>::active();
+    std::vector<Scalar> initial(state.size());
+    for (std::size_t i = 0; i < state.size(); ++i) initial[i] = state[i].value();
+    std::vector<Scalar> final_state;
+    {
+        struct resume {
+            basic_tape<Scalar>& tape;
+            bool on;
+            ~resume() {
+                if (on) tape.start_recording();
+            }
+        } resume_guard{tape, tape.is_recording()};
+        if (resume_guard.on) tape.stop_recording();
+        final_state = forward(*entry, std::move(initial));
+    }
+    basic_custom_adjoint<Scalar> op(tape);
+    op.reserve(state.size(), state.size());
+    for (const auto& x : state) op.add_input(x);
+    for (std::size_t i = 0; i < state.size(); ++i) op.add_output(state[i], final_state[i]);
+    op.assume_distinct_outputs();
+    const std::size_t captured = entry->bytes();
+    op.record([entry](const Scalar* y_bar, Scalar* x_bar) { entry->reverse(y_bar, x_bar); }, captured);
+}
+
+}  // namespace tapeflow::detail
