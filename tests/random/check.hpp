@@ -101,7 +101,13 @@ public:
     /// One program with one output: gradient under every configuration + finite differences.
     void scalar_program(std::uint64_t seed, generator_options o) {
         o.outputs = 1;
-        const program p = generator(seed, o).make();
+        scalar_program(generator(seed, o).make());
+    }
+    /// The same for a given program (p.outputs.size() must be 1); the fuzzer
+    /// decodes its input into `p`. Slow configurations run when p.seed is a
+    /// multiple of slow_stride.
+    void scalar_program(const program& p) {
+        const std::uint64_t seed = p.seed;
         reference r;
         if (!forward(p, r)) return;
         const std::vector<double>& exact = r.jacobian[0];

@@ -12,7 +12,8 @@
 //   last node; an operand is a node or a literal double (a passive number).
 //
 // The generator is deterministic for a seed (std::mt19937_64, no std::
-// distributions, whose output is implementation-defined). Arguments stay in
+// distributions, whose output is implementation-defined), or for a string of
+// bytes (choice_source: the fuzzer's input decides the first choices). Arguments stay in
 // each function's domain by construction, whatever the values: log gets
 // x*x + c, |x| + c, exp(...), ... (a structural positive lower bound), asin gets
 // 0.9 tanh(x), tgamma an interval between poles, and so on. Magnitudes are
@@ -24,6 +25,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -101,6 +103,39 @@ struct program {
     std::vector<expr> outputs;
 };
 
+/// Where the generator's choices come from: std::mt19937_64 for a seed, or
+/// the bytes of a fuzzer input, 8 per choice (little-endian, zero-padded).
+/// Once the bytes run out, a splitmix64 sequence seeded by them takes over, so
+/// every byte string decodes to a finite program (a source that returned 0
+/// forever would loop in rules such as "pick another slot").
+class choice_source {
+public:
+    explicit choice_source(std::uint64_t seed) : rng_(seed) {}
+    choice_source(const std::uint8_t* data, std::size_t size) : data_(data), size_(size), bytes_(true) {
+        for (std::size_t i = 0; i < size; ++i) state_ = (state_ ^ data[i]) * 0x100000001b3ull;
+    }
+
+    std::uint64_t operator()() {
+        if (!bytes_) return rng_();
+        if (at_ < size_) {
+            std::uint64_t v = 0;
+            for (int b = 0; b < 8 && at_ < size_; ++b, ++at_) v |= std::uint64_t(data_[at_]) << (8 * b);
+            return v;
+        }
+        std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);  // splitmix64
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        return z ^ (z >> 31);
+    }
+
+private:
+    std::mt19937_64 rng_;
+    const std::uint8_t* data_ = nullptr;
+    std::size_t size_ = 0, at_ = 0;
+    std::uint64_t state_ = 0xcbf29ce484222325ull;
+    bool bytes_ = false;
+};
+
 struct generator_options {
     int min_inputs = 1, max_inputs = 6;
     int min_vars = 1, max_vars = 6;
@@ -115,6 +150,9 @@ struct generator_options {
 class generator {
 public:
     explicit generator(std::uint64_t seed, generator_options o = {}) : rng_(seed), o_(o), seed_(seed) {}
+    /// A program decoded from bytes (the fuzzer); `seed` only labels it.
+    generator(const std::uint8_t* data, std::size_t size, std::uint64_t seed, generator_options o = {})
+        : rng_(data, size), o_(o), seed_(seed) {}
 
     program make() {
         program p;
@@ -144,7 +182,7 @@ public:
         return p;
     }
 
-    // ---- random numbers (portable: only the raw mt19937_64 output is used) ----
+    // ---- random numbers (portable: only raw 64-bit choices are used) ----
     double uniform(double lo, double hi) { return lo + (hi - lo) * double(rng_() >> 11) * 0x1.0p-53; }
     int between(int lo, int hi) { return lo + int(rng_() % std::uint64_t(hi - lo + 1)); }
     bool chance(double p) { return uniform(0, 1) < p; }
@@ -304,7 +342,7 @@ private:
     statement statement_(int nesting);  // program_statements.hpp
     int writable() { return between(inputs_, int(bound_.size()) - 1); }
 
-    std::mt19937_64 rng_;
+    choice_source rng_;
     generator_options o_;
     std::uint64_t seed_;
     int inputs_ = 0;
