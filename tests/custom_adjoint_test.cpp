@@ -1226,6 +1226,7 @@ TEST_CASE("an exception thrown by a reverse rule reaches the caller of sweep(), 
     CAPTURE(c.name, throw_at);
     tapeflow_test::watchdog dog(120, c.name);
     tapeflow_test::temp_directory dir;
+    const tapeflow_test::process_resources before;
     int live = 0;
     {
         tapeflow::tape t(options_of(c, dir.path()));
@@ -1249,7 +1250,11 @@ TEST_CASE("an exception thrown by a reverse rule reaches the caller of sweep(), 
             CHECK_THROWS_AS(failing.gradient(), rule_failure);
         }
     }
-    CHECK(live == 0);
+    CHECK(live == 0);  // every entry (and what its rule captured) was freed
+    // and the tape left no thread, descriptor or file behind
+    CHECK(tapeflow_test::settled_thread_count(before.threads) == before.threads);
+    CHECK(tapeflow_test::descriptor_count() == before.descriptors);
+    CHECK(dir.entries().empty());
 }
 
 TEST_CASE("an exception from a rule inside jacobian() leaves the driver") {
@@ -1337,6 +1342,66 @@ TEST_CASE("taping fails when the entry opens a tile (progress callback throws): 
 // =====================================================================================
 // Misuse
 // =====================================================================================
+
+TEST_CASE("a reverse rule that sweeps, resets, records or seeds on the tape being swept: usage_error, then reset() recovers") {
+    // Before the check, reset() from a rule freed the entry that was running
+    // (a use after free) and a sweep from a rule overwrote the tiles being read.
+    const std::string member = GENERATE(as<std::string>{}, "sweep", "reset", "reset(position)", "start_recording",
+                                        "register_output", "set_adjoint");
+    const bool streaming = GENERATE(false, true);
+    CAPTURE(member, streaming);
+    tapeflow_test::watchdog dog(120, "misuse from a rule");
+    tapeflow_test::temp_directory dir;
+    auto o = tapeflow_test::tape_options(1024, streaming, streaming ? 2 * 1024 : unlimited, true);
+    o.spill_directory = dir.path();
+    tapeflow::tape t(o);
+    int live = 0;
+    bool sweeping_seen = false;
+    auto record = [&](bool misuse) {
+        t.start_recording();
+        Real x = 0.5;
+        t.register_input(x);
+        Real y = x;
+        for (int n = 0; n < 100; ++n) {  // entries and statements over many tiles
+            const double v = y.value();
+            tapeflow::custom_adjoint op(t);
+            op.add_input(y);
+            op.add_output(y, v * 1.01);
+            const bool misuser = misuse && n == 50;
+            op.record([&, misuser, tr = tracker(live)](const double* yb, double* xb) {
+                if (misuser) {
+                    sweeping_seen = t.is_sweeping();
+                    if (member == "sweep") t.sweep();
+                    if (member == "reset") t.reset();
+                    if (member == "reset(position)") t.reset(tapeflow::position{});
+                    if (member == "start_recording") t.start_recording();
+                    Real passive = 1.0;  // would get a new identifier (and the adjoint vector grow)
+                    if (member == "register_output") t.register_output(passive);
+                    if (member == "set_adjoint") t.set_adjoint(passive, 1.0);
+                }
+                xb[0] += yb[0] * 1.01;
+            });
+            y = y * 1.0 + 0.0 * x;
+        }
+        t.register_output(y);
+        t.stop_recording();
+        t.set_adjoint(y, 1.0);
+        return x;
+    };
+    Real x = record(true);
+    const std::string name = member == "reset(position)" ? "reset" : member;
+    CHECK_THROWS_WITH(t.sweep(), Catch::StartsWith("tapeflow: " + name + "() called while this tape is sweeping") &&
+                                     Catch::Contains("differentiate inside a rule on a tape of its own"));
+    CHECK(sweeping_seen);
+    CHECK_FALSE(t.is_sweeping());
+    CHECK_FALSE(t.is_recording());
+    CHECK(live == 100);  // no entry was freed by the refused call
+    t.reset();
+    CHECK(live == 0);
+    Real x2 = record(false);
+    t.sweep();
+    CHECK(t.adjoint(x2) == Approx(std::pow(1.01, 100)).epsilon(1e-13));
+}
 
 TEST_CASE("misuse throws usage_error") {
     tapeflow::tape t;

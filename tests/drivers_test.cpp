@@ -1,11 +1,17 @@
-// gradient, value_and_gradient and jacobian against analytic derivatives.
+// gradient, value_and_gradient and jacobian against analytic derivatives;
+// an exception in f (also on a streaming tape that spills with the prefetch
+// thread); nested calls (inside f, inside the user's own recording, inside a
+// reverse rule during the sweep) are refused with a clear message.
 #include <catch2/catch.hpp>
 #include <tapeflow/tapeflow.hpp>
 
 #include <cmath>
+#include <memory>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
+#include "stream/stream_support.hpp"
 #include "support/finite_difference.hpp"
 
 using tapeflow::Real;
@@ -135,4 +141,132 @@ TEST_CASE("drivers work for float") {
         std::vector<float>{2.0f, 3.0f});
     CHECK(g[0] == 9.0f);
     CHECK(g[1] == 12.0f);
+}
+
+TEST_CASE("an exception in f on a streaming tape that spills, with the prefetch thread: reset, then right gradients") {
+    tapeflow_test::watchdog dog(120, "exception in f on a streaming tape");
+    const bool prefetch = GENERATE(true, false);
+    CAPTURE(prefetch);
+    // the chain y <- 0.999 y + 0.01 sin(x0 y) + x1: thousands of statements
+    auto chain = [](const std::vector<Real>& v, bool fail) {
+        Real y = v[0];
+        for (int i = 0; i < 3000; ++i) {
+            if (fail && i == 2000) throw std::runtime_error("f failed half way");
+            y = 0.999 * y + 0.01 * sin(v[0] * y) + v[1];
+        }
+        return y;
+    };
+    const std::vector<double> x{0.3, 0.002};
+    const auto expected = tapeflow::gradient([&](const std::vector<Real>& v) { return chain(v, false); }, x);
+    tapeflow_test::temp_directory dir;
+    const tapeflow_test::process_resources before;
+    {
+        tapeflow::tape_options o;
+        o.tile_bytes = 1024;
+        o.memory_budget_bytes = 4 * 1024;
+        o.prefetch = prefetch;
+        o.spill_directory = dir.path();
+        tapeflow::tape t(o);
+        t.activate();
+        CHECK_THROWS_WITH(tapeflow::gradient([&](const std::vector<Real>& v) { return chain(v, true); }, x),
+                          "f failed half way");
+        CHECK_FALSE(t.is_recording());
+        CHECK(t.statistics().statements == 0);     // the driver reset the tape
+        CHECK(t.statistics().tiles_spilled > 50);  // after the failed recording spilled
+        const auto g = tapeflow::gradient([&](const std::vector<Real>& v) { return chain(v, false); }, x);
+        CHECK(g == expected);  // bit for bit those of the default tape
+        CHECK(tapeflow::tape::active().serial() == t.serial());
+    }
+    CHECK(tapeflow_test::settled_thread_count(before.threads) == before.threads);
+    CHECK(tapeflow_test::descriptor_count() == before.descriptors);
+    CHECK(dir.entries().empty());
+}
+
+TEST_CASE("a driver called during the user's own recording is refused and leaves that recording intact") {
+    tapeflow::tape& t = tapeflow::tape::active();
+    t.reset();
+    t.start_recording();
+    Real x = 2.0;
+    t.register_input(x);
+    Real y = x * x;
+    const auto statements = t.statistics().statements;
+    CHECK_THROWS_WITH(tapeflow::gradient([](const std::vector<Real>& v) { return v[0] * v[0]; },
+                                         std::vector<double>{1.0}),
+                      Catch::StartsWith("tapeflow: value_and_gradient() called while the active tape is recording") &&
+                          Catch::Contains("compute the inner derivative before or after the outer recording"));
+    CHECK_THROWS_WITH(tapeflow::jacobian([](const std::vector<Real>& v) { return std::vector<Real>{v[0]}; },
+                                         std::vector<double>{1.0}),
+                      Catch::StartsWith("tapeflow: jacobian() called while the active tape is recording"));
+    CHECK(t.is_recording());
+    CHECK(t.statistics().statements == statements);
+    y = y * x;
+    t.register_output(y);
+    t.stop_recording();
+    t.set_adjoint(y, 1.0);
+    t.sweep();
+    CHECK(t.adjoint(x) == 12.0);
+}
+
+TEST_CASE("jacobian nested in gradient is refused with a message that names jacobian") {
+    auto outer = [](const std::vector<Real>& v) {
+        const auto J = tapeflow::jacobian([](const std::vector<Real>& w) { return std::vector<Real>{w[0] * w[0]}; },
+                                          std::vector<double>{v[0].value()});
+        return v[0] * J[0][0];
+    };
+    CHECK_THROWS_WITH(tapeflow::gradient(outer, std::vector<double>{2.0}),
+                      Catch::StartsWith("tapeflow: jacobian() called while the active tape is recording"));
+    CHECK_FALSE(tapeflow::tape::active().is_recording());
+    CHECK(tapeflow::gradient([](const std::vector<Real>& v) { return v[0] * v[0]; }, std::vector<double>{5.0})[0] ==
+          10.0);
+}
+
+TEST_CASE("a driver called from a reverse rule during the sweep is refused; on a tape of its own it works") {
+    // Before the check, gradient() reset the tape being swept, freeing the
+    // entry whose rule was running (a use after free).
+    const bool own_tape = GENERATE(false, true);
+    CAPTURE(own_tape);
+    tapeflow::tape& t = tapeflow::tape::active();
+    auto cube = [](const std::vector<Real>& v) { return v[0] * v[0] * v[0]; };
+    auto record = [&](double x0) {
+        t.reset();
+        t.start_recording();
+        Real x = x0;
+        t.register_input(x);
+        Real y;
+        tapeflow::custom_adjoint op;
+        op.add_input(x);
+        op.add_output(y, x0 * x0 * x0);
+        op.record([own_tape, x0, cube](const double* yb, double* xb) {
+            if (own_tape) {
+                tapeflow::tape inner;
+                inner.activate();
+                xb[0] += yb[0] * tapeflow::gradient(cube, std::vector<double>{x0})[0];
+            } else {
+                xb[0] += yb[0] * tapeflow::gradient(cube, std::vector<double>{x0})[0];
+            }
+        });
+        Real z = y * 2.0;
+        t.register_output(z);
+        t.stop_recording();
+        t.set_adjoint(z, 1.0);
+        return x;
+    };
+    Real x = record(1.5);
+    if (own_tape) {
+        t.sweep();
+        CHECK(t.adjoint(x) == 2.0 * 3.0 * 1.5 * 1.5);
+        CHECK(&tapeflow::tape::active() == &t);  // the inner tape is gone; t is the default again
+    } else {
+        CHECK_THROWS_WITH(t.sweep(), Catch::StartsWith("tapeflow: value_and_gradient() called while the active "
+                                                       "tape is sweeping") &&
+                                         Catch::Contains("on a tape of its own"));
+        CHECK_FALSE(t.is_sweeping());
+        CHECK(t.statistics().externals == 1);  // the entry was not freed
+    }
+    // the tape records and sweeps again after a reset (record() resets it)
+    Real x2 = record(2.0);
+    if (own_tape) {
+        t.sweep();
+        CHECK(t.adjoint(x2) == 2.0 * 3.0 * 2.0 * 2.0);
+    }
 }

@@ -37,6 +37,11 @@ template <class Scalar>
 class recording_scope {
 public:
     explicit recording_scope(basic_tape<Scalar>& tape, const char* caller) : tape_(tape) {
+        if (tape.is_sweeping())
+            throw usage_error(std::string(caller) +
+                              "() called while the active tape is sweeping (from a reverse rule?): "
+                              "it would reset the tape being swept; differentiate inside a rule "
+                              "on a tape of its own (tapeflow::tape inner; inner.activate();)");
         if (tape.is_recording())
             throw usage_error(std::string(caller) +
                               "() called while the active tape is recording: nested calls are not "

@@ -117,7 +117,10 @@ public:
     // ---- recording ----------------------------------------------------------
 
     /// Starts recording; also makes this tape the thread's active tape.
+    /// \throws usage_error if already recording or while this tape sweeps.
     void start_recording() {
+        check_owner("start_recording");
+        check_not_sweeping("start_recording");
         activate();
         if (recording_)
             throw usage_error("start_recording() called while already recording");
@@ -129,6 +132,9 @@ public:
         recording_ = false;
     }
     bool is_recording() const noexcept { return recording_; }
+    /// Whether a sweep of this tape is running (true inside reverse rules and
+    /// progress callbacks called by the sweep).
+    bool is_sweeping() const noexcept { return sweeping_; }
 
     /// Gives `x` a fresh identifier: it becomes an independent variable.
     /// \requires the tape is recording.
@@ -144,9 +150,10 @@ public:
 
     /// Marks `y` as an output so that its adjoint can be seeded. A passive
     /// `y` (computed from constants only) gets an identifier; its gradient is 0.
-    /// \throws usage_error if `y` belongs to another tape.
+    /// \throws usage_error if `y` belongs to another tape, or while this tape sweeps.
     void register_output(real_type& y) {
         check_owner("register_output");
+        check_not_sweeping("register_output");
         check_ours(y, "register_output");
         if (y.id_ == 0) {
             y.id_ = ids_.acquire_unused();
@@ -194,9 +201,11 @@ public:
     // ---- adjoints -----------------------------------------------------------
 
     /// Sets the adjoint of `y` (usually 1 for the output being differentiated).
-    /// \throws usage_error if `y` is passive or belongs to another tape.
+    /// \throws usage_error if `y` is passive or belongs to another tape, or
+    /// while this tape sweeps.
     void set_adjoint(const real_type& y, Scalar value) {
         check_owner("set_adjoint");
+        check_not_sweeping("set_adjoint");
         check_ours(y, "set_adjoint");
         if (y.id_ == 0)
             throw usage_error("set_adjoint() on a passive variable; call register_output() "
@@ -235,9 +244,12 @@ public:
     /// Propagates adjoints from the end of the tape back to `to`.
     void sweep(const position& to) { sweep(get_position(), to); }
     /// Propagates adjoints through the records between `to` and `from` (to <= from).
-    /// \throws usage_error while recording, or for positions not on the tape.
+    /// \throws usage_error while recording, for positions not on the tape, or
+    /// when called while this tape sweeps (from a reverse rule or a progress
+    /// callback; reset() and start_recording() throw there too).
     void sweep(const position& from, const position& to) {
         check_owner("sweep");
+        check_not_sweeping("sweep");
         if (recording_)
             throw usage_error("sweep() called while recording; call stop_recording() first");
         const position end = get_position();
@@ -249,6 +261,7 @@ public:
         if (stream_.streaming()) seal();  // both scratchpad halves stage tiles now
         Scalar* adjoint = adjoints_.data();
         const auto& progress = options_.progress;
+        const sweeping_scope scope(sweeping_);
         stream_.read_reverse(from.tile, from.offset, to.tile, to.offset,
                              [&](const std::byte* data, std::size_t begin, std::size_t end, double done) {
                                  sweep_records(data + end, data + begin, adjoint);
@@ -263,6 +276,7 @@ public:
     /// computed from is forgotten (they act as constants in the next recording).
     void reset() {
         check_owner("reset");
+        check_not_sweeping("reset");
         forget_records();
         clear_adjoints();
     }
@@ -270,6 +284,7 @@ public:
     /// sweep back to `to`, reset to it, record again).
     void reset(const position& to) {
         check_owner("reset");
+        check_not_sweeping("reset");
         if (get_position() < to)
             throw usage_error("reset(position) to a position beyond the end of the tape");
         if (to.statements == 0) {
@@ -404,6 +419,28 @@ private:
                               "() called from a thread that does not own this tape; each "
                               "thread records on its own tape (tapeflow::tape::active())");
     }
+    // A reverse rule or a progress callback that sweeps, resets or records
+    // on the tape being swept would free the entry that is running and
+    // overwrite the tiles being read; one that registers an output or seeds
+    // an adjoint could reallocate the adjoint vector under the sweep.
+    void check_not_sweeping(const char* what) const {
+        if (sweeping_)
+            throw usage_error(std::string(what) +
+                              "() called while this tape is sweeping (from a reverse rule or a "
+                              "progress callback); record, sweep and reset it only after sweep() "
+                              "returns, and differentiate inside a rule on a tape of its own");
+    }
+    // Sets the flag for the scope of a sweep, also when the sweep throws.
+    class sweeping_scope {
+    public:
+        explicit sweeping_scope(bool& flag) noexcept : flag_(flag) { flag_ = true; }
+        ~sweeping_scope() { flag_ = false; }
+        sweeping_scope(const sweeping_scope&) = delete;
+        sweeping_scope& operator=(const sweeping_scope&) = delete;
+
+    private:
+        bool& flag_;
+    };
     void check_ours(const real_type& x, const char* what) const {
         if (x.id_ != 0 && x.tag_ != serial_)
             throw usage_error(std::string(what) +
@@ -411,8 +448,9 @@ private:
                               "no longer exists); use the tape that recorded it");
     }
     [[noreturn]] TAPEFLOW_COLD void throw_foreign() const {
-        throw usage_error("an expression mixes variables of two tapes; every operand must "
-                          "come from the tape that is recording");
+        throw usage_error("an expression mixes variables of two tapes (or uses a variable of a "
+                          "tape that no longer exists); every operand must come from the tape "
+                          "that is recording");
     }
 
     // Empties the tape (memory kept); adjoints are left as they are.
@@ -565,6 +603,7 @@ private:
     std::thread::id owner_;
     std::uint32_t serial_;
     bool recording_ = false;
+    bool sweeping_ = false;  // a sweep is running (see check_not_sweeping)
 
     std::byte* cursor_ = nullptr;      // where the next record goes (nullptr: no tile yet)
     std::byte* tile_end_ = nullptr;    // end of the tile being written
