@@ -130,13 +130,21 @@ inline bool contains(const std::string& text, const std::string& part) {
 
 /// The POSIX layer with counters and switchable faults. Faults act on the
 /// n-th data write / read (spill_file writes and reads a tile, then its
-/// 8-byte checksum, so calls with more than 8 bytes are tile data).
+/// 8-byte checksum, so calls with more than 8 bytes are tile data). Every
+/// fault is a real error of the kernel, reported by the library's own
+/// spill_io::write / read (so the tests see the library's messages).
 class faulty_io : public tapeflow::spill_io {
 public:
     static constexpr std::size_t never = std::numeric_limits<std::size_t>::max();
 
     /// Tile writes from this one on go to /dev/full (ENOSPC from the kernel).
     std::atomic<std::size_t> fail_write_from{never};
+    /// Tile writes from this one on go to a read-only descriptor (EBADF): an
+    /// I/O error that is not a full disk.
+    std::atomic<std::size_t> io_error_on_write_from{never};
+    /// The tile read with this index reads from a directory (EISDIR): an
+    /// I/O error of the read itself.
+    std::atomic<std::size_t> io_error_on_read{never};
     /// The tile read with this index gets one byte flipped after reading.
     std::atomic<std::size_t> corrupt_read{never};
     /// The tile read with this index finds the file truncated to 0 bytes.
@@ -149,7 +157,8 @@ public:
     std::atomic<std::size_t> closes{0};
     std::atomic<std::size_t> tile_writes{0};       ///< tile writes started
     std::atomic<std::size_t> tile_writes_done{0};  ///< tile writes that succeeded
-    std::atomic<std::size_t> tile_reads{0};
+    std::atomic<std::size_t> tile_reads{0};       ///< tile reads started
+    std::atomic<std::size_t> tile_reads_done{0};  ///< tile reads that returned the bytes
     std::atomic<std::uint64_t> max_end{0};  ///< largest offset + bytes written
     std::atomic<int> last_fd{-1};
 
@@ -164,16 +173,12 @@ public:
             const std::size_t n = tile_writes++;
             if (write_delay_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(write_delay_us));
             if (n >= fail_write_from) {
-                const int full = ::open("/dev/full", O_WRONLY | O_CLOEXEC);
-                if (full < 0) throw tapeflow::error("test setup: cannot open /dev/full");
-                try {
-                    spill_io::write(full, data, bytes, 0);
-                } catch (...) {
-                    ::close(full);
-                    throw;
-                }
-                ::close(full);
+                write_elsewhere("/dev/full", O_WRONLY, data, bytes);
                 return;  // /dev/full accepted the write: the check in the test fails
+            }
+            if (n >= io_error_on_write_from) {
+                write_elsewhere("/dev/null", O_RDONLY, data, bytes);
+                return;  // the read-only descriptor accepted the write: the test fails
             }
         }
         spill_io::write(fd, data, bytes, offset);
@@ -189,13 +194,59 @@ public:
         if (tile_data && n == truncate_before_read) {
             if (::ftruncate(fd, 0) != 0) throw tapeflow::error("test setup: ftruncate failed");
         }
+        if (tile_data && n == io_error_on_read) {
+            const int directory = ::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            if (directory < 0) throw tapeflow::error("test setup: cannot open /");
+            try {
+                spill_io::read(directory, data, bytes, offset);
+            } catch (...) {
+                ::close(directory);
+                throw;
+            }
+            ::close(directory);
+            return;  // reading a directory succeeded: the check in the test fails
+        }
         spill_io::read(fd, data, bytes, offset);
         if (tile_data && n == corrupt_read) data[bytes / 2] ^= std::byte{0x10};
+        if (tile_data) ++tile_reads_done;
     }
     void close(int fd) noexcept override {
         ++closes;
         spill_io::close(fd);
     }
+
+    /// Switches every fault off.
+    void heal() {
+        fail_write_from = never;
+        io_error_on_write_from = never;
+        io_error_on_read = never;
+        corrupt_read = never;
+        truncate_before_read = never;
+        write_delay_us = 0;
+        read_delay_us = 0;
+    }
+
+private:
+    // Writes through spill_io::write to `path` opened with `flags` (it throws
+    // the library's error for that descriptor).
+    void write_elsewhere(const char* path, int flags, const std::byte* data, std::size_t bytes) {
+        const int other = ::open(path, flags | O_CLOEXEC);
+        if (other < 0) throw tapeflow::error(std::string("test setup: cannot open ") + path);
+        try {
+            spill_io::write(other, data, bytes, 0);
+        } catch (...) {
+            ::close(other);
+            throw;
+        }
+        ::close(other);
+    }
+};
+
+/// Threads and descriptors of the process, to check that a scope left none
+/// behind: take one before (after any watchdog), compare after.
+struct process_resources {
+    std::size_t threads = thread_count();
+    std::size_t descriptors = descriptor_count();
 };
 
 // ---- the program: a nonlinear 1-D heat equation ---------------------------------

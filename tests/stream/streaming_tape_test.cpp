@@ -3,7 +3,9 @@
 // gradients are compared with == against the default tape, the reference
 // configuration, across tile sizes, budgets, scratchpad and prefetch; also
 // repeated sweeps, sweeps in pieces, reset(position) into spilled and memory
-// tiles, reuse after reset(), statistics and the progress callback.
+// tiles, reuse after reset(), statistics and the progress callback; an
+// exception thrown by user code in the middle of a recording while tiles
+// are moving.
 #include <catch2/catch.hpp>
 #include <tapeflow/tapeflow.hpp>
 
@@ -13,6 +15,7 @@
 
 #include <limits>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -495,4 +498,65 @@ TEST_CASE("a progress callback that throws while sweeping: recording can go on s
     t.set_adjoint(y, 1.0);
     t.sweep();
     CHECK(t.adjoint(x) == Approx(dy).epsilon(1e-12));
+}
+
+namespace {
+struct user_failure : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+}  // namespace
+
+TEST_CASE("user code throws in the middle of a streaming recording: after reset() the gradient is right, nothing left") {
+    // Small tiles, a budget that spills, spill writes that lag behind the
+    // recording: when the user's exception leaves the recording, tiles are
+    // still on their way to the file.
+    tapeflow_test::watchdog dog(120, "exception in a streaming recording");
+    const std::size_t budget_tiles = GENERATE(std::size_t(2), std::size_t(6));
+    const bool prefetch = GENERATE(true, false);
+    CAPTURE(budget_tiles, prefetch);
+    constexpr std::size_t tile = 1024;
+    tapeflow_test::temp_directory dir;
+    const tapeflow_test::process_resources before;
+    auto io = std::make_shared<tapeflow_test::faulty_io>();
+    {
+        auto o = streaming_options(tile, true, budget_tiles * tile, prefetch, dir.path());
+        o.io = io;
+        tapeflow::tape t(o);
+        io->write_delay_us = 20000;
+        bool moves_in_flight = false;
+        try {
+            using tapeflow::Real;
+            t.start_recording();
+            const auto u0 = tapeflow_test::heat_initial(cells);
+            std::vector<Real> u(u0.begin(), u0.end());
+            for (Real& x : u) t.register_input(x);
+            Real kappa = tapeflow_test::heat_kappa;
+            t.register_input(kappa);
+            for (std::size_t s = 0; s < steps; ++s) {
+                if (s == 20) {
+                    moves_in_flight = t.statistics().tiles_spilled > io->tile_writes_done;
+                    throw user_failure("the simulation diverged");
+                }
+                u = tapeflow_test::heat_step(u, kappa);
+            }
+            FAIL("the recording did not throw");
+        } catch (const user_failure& e) {
+            CHECK(std::string(e.what()) == "the simulation diverged");
+        }
+        if (prefetch) CHECK(moves_in_flight);
+        CHECK(t.is_recording());  // the tape is as the exception left it
+        CHECK(t.statistics().tiles_spilled > 20);
+        io->heal();
+        t.stop_recording();
+        t.reset();
+        CHECK(t.statistics().statements == 0);
+        heat_recording r(t, cells, steps);
+        CHECK(mismatches(r.gradient(), reference_gradient()) == 0);
+        CHECK(tapeflow_test::thread_count() == before.threads + (prefetch ? 1 : 0));
+    }
+    CHECK(tapeflow_test::settled_thread_count(before.threads) == before.threads);
+    CHECK(tapeflow_test::descriptor_count() == before.descriptors);
+    CHECK(io->creates == 1);
+    CHECK(io->closes == 1);
+    CHECK(dir.entries().empty());
 }

@@ -1,9 +1,12 @@
 // The tile stream: tiles come back byte for byte, last first, from memory,
 // the scratchpad or the spill file; reopen() restores a tile; and faults of
-// the spill file injected through tape_options::io (disk full, corruption,
-// a truncated file, an unusable directory) reach the caller of the tape as
-// tapeflow::error without hanging, after which reset() makes the tape usable.
-// Destroying a tape with tile moves queued neither hangs nor leaks.
+// the spill file injected through tape_options::io (disk full and other I/O
+// errors on writes and reads, corruption, a truncated file, an unusable
+// directory; in a sweep and in reset(position)) reach the caller of the tape
+// as tapeflow::error without hanging, after which reset() makes the tape
+// usable, and the tape leaves no thread, descriptor or file behind.
+// Destroying a tape with tile moves queued (forwards, or a sweep stopped by
+// an exception while a tile is staged back) neither hangs nor leaks.
 #include <catch2/catch.hpp>
 #include <tapeflow/stream/tile_stream.hpp>
 #include <tapeflow/tapeflow.hpp>
@@ -103,15 +106,23 @@ std::vector<double> record_and_sweep(tapeflow::tape& t) {
 
 // After a fault: reset, switch the faults off, record again and compare.
 void check_usable_after_reset(tapeflow::tape& t, faulty_io& io) {
-    io.fail_write_from = faulty_io::never;
-    io.corrupt_read = faulty_io::never;
-    io.truncate_before_read = faulty_io::never;
+    io.heal();
     t.stop_recording();
     t.reset();
     CHECK(mismatches(record_and_sweep(t), reference_gradient()) == 0);
     // and once more, on the reset tape
     t.reset();
     CHECK(mismatches(record_and_sweep(t), reference_gradient()) == 0);
+}
+
+// After the tape is gone: its thread is joined, its spill file closed, and
+// nothing is left in the spill directory.
+void check_nothing_left(const tapeflow_test::process_resources& before, const faulty_io& io,
+                        const tapeflow_test::temp_directory& dir) {
+    CHECK(tapeflow_test::settled_thread_count(before.threads) == before.threads);
+    CHECK(tapeflow_test::descriptor_count() == before.descriptors);
+    CHECK(io.closes == io.creates);
+    CHECK(dir.entries().empty());
 }
 
 enum class failed_in { nothing, recording, sweep };
@@ -231,18 +242,22 @@ TEST_CASE("disk full while recording: tapeflow::error at a later tape operation,
     const std::size_t fail_from = GENERATE(std::size_t(0), std::size_t(5));
     CAPTURE(prefetch, fail_from);
     tapeflow_test::temp_directory dir;
+    const tapeflow_test::process_resources before;
     auto io = std::make_shared<faulty_io>();
     io->fail_write_from = fail_from;
-    tapeflow::tape t(options_for(1024, true, 2 * 1024, prefetch, dir.path(), io));
-    std::string message;
-    const auto where = run_until_error(t, message);
-    CHECK(where == failed_in::recording);  // ~100 tiles: long before the sweep
-    CHECK(contains(message, "writing the spill file failed"));
-    CHECK(contains(message, "No space left on device"));
-    CHECK(contains(message, "spill_directory"));
-    CHECK(dir.entries().empty());
-    check_usable_after_reset(t, *io);
-    CHECK(dir.entries().empty());
+    {
+        tapeflow::tape t(options_for(1024, true, 2 * 1024, prefetch, dir.path(), io));
+        std::string message;
+        const auto where = run_until_error(t, message);
+        CHECK(where == failed_in::recording);  // ~100 tiles: long before the sweep
+        CHECK(contains(message, "writing the spill file failed"));
+        CHECK(contains(message, "No space left on device"));
+        CHECK(contains(message, "spill_directory"));
+        CHECK(dir.entries().empty());
+        check_usable_after_reset(t, *io);
+        CHECK(dir.entries().empty());
+    }
+    check_nothing_left(before, *io, dir);
 }
 
 TEST_CASE("disk full on the last tile: sweep() throws tapeflow::error, then reset() recovers") {
@@ -250,20 +265,24 @@ TEST_CASE("disk full on the last tile: sweep() throws tapeflow::error, then rese
     const bool prefetch = GENERATE(true, false);
     CAPTURE(prefetch);
     tapeflow_test::temp_directory dir;
+    const tapeflow_test::process_resources before;
     auto io = std::make_shared<faulty_io>();
-    tapeflow::tape t(options_for(1024, true, 2 * 1024, prefetch, dir.path(), io));
-    // How many tiles the recording finishes before the sweep seals the last one.
-    std::size_t recorded = 0;
     {
-        heat_recording r(t, cells, steps);
-        recorded = t.statistics().tiles_written;
+        tapeflow::tape t(options_for(1024, true, 2 * 1024, prefetch, dir.path(), io));
+        // How many tiles the recording finishes before the sweep seals the last one.
+        std::size_t recorded = 0;
+        {
+            heat_recording r(t, cells, steps);
+            recorded = t.statistics().tiles_written;
+        }
+        t.reset();
+        io->fail_write_from = io->tile_writes + recorded;  // the tile sealed by the sweep
+        std::string message;
+        CHECK(run_until_error(t, message) == failed_in::sweep);
+        CHECK(contains(message, "No space left on device"));
+        check_usable_after_reset(t, *io);
     }
-    t.reset();
-    io->fail_write_from = io->tile_writes + recorded;  // the tile sealed by the sweep
-    std::string message;
-    CHECK(run_until_error(t, message) == failed_in::sweep);
-    CHECK(contains(message, "No space left on device"));
-    check_usable_after_reset(t, *io);
+    check_nothing_left(before, *io, dir);
 }
 
 TEST_CASE("a corrupted tile on read-back: sweep() throws, again until reset(), then recovers") {
@@ -272,21 +291,25 @@ TEST_CASE("a corrupted tile on read-back: sweep() throws, again until reset(), t
     const std::size_t budget_tiles = GENERATE(std::size_t(2), std::size_t(6));
     CAPTURE(prefetch, budget_tiles);
     tapeflow_test::temp_directory dir;
+    const tapeflow_test::process_resources before;
     auto io = std::make_shared<faulty_io>();
-    tapeflow::tape t(options_for(1024, true, budget_tiles * 1024, prefetch, dir.path(), io));
-    heat_recording r(t, cells, steps);
-    io->corrupt_read = 7;  // the 8th tile read back
-    try {
-        r.gradient();
-        FAIL("the corrupted tile went unnoticed");
-    } catch (const tapeflow::error& e) {
-        CHECK(contains(e.what(), "corrupt"));
-        CHECK(contains(e.what(), "reset()"));
+    {
+        tapeflow::tape t(options_for(1024, true, budget_tiles * 1024, prefetch, dir.path(), io));
+        heat_recording r(t, cells, steps);
+        io->corrupt_read = 7;  // the 8th tile read back
+        try {
+            r.gradient();
+            FAIL("the corrupted tile went unnoticed");
+        } catch (const tapeflow::error& e) {
+            CHECK(contains(e.what(), "corrupt"));
+            CHECK(contains(e.what(), "reset()"));
+        }
+        // Without a reset the tape does not sweep garbage.
+        io->corrupt_read = faulty_io::never;
+        CHECK_THROWS_AS(r.gradient(), tapeflow::error);
+        check_usable_after_reset(t, *io);
     }
-    // Without a reset the tape does not sweep garbage.
-    io->corrupt_read = faulty_io::never;
-    CHECK_THROWS_AS(r.gradient(), tapeflow::error);
-    check_usable_after_reset(t, *io);
+    check_nothing_left(before, *io, dir);
 }
 
 TEST_CASE("a truncated spill file: sweep() throws a clear error, then reset() recovers") {
@@ -294,12 +317,16 @@ TEST_CASE("a truncated spill file: sweep() throws a clear error, then reset() re
     const bool prefetch = GENERATE(true, false);
     CAPTURE(prefetch);
     tapeflow_test::temp_directory dir;
+    const tapeflow_test::process_resources before;
     auto io = std::make_shared<faulty_io>();
-    tapeflow::tape t(options_for(1024, true, 3 * 1024, prefetch, dir.path(), io));
-    heat_recording r(t, cells, steps);
-    io->truncate_before_read = 3;
-    CHECK_THROWS_WITH(r.gradient(), Catch::Contains("shorter than the tape"));
-    check_usable_after_reset(t, *io);
+    {
+        tapeflow::tape t(options_for(1024, true, 3 * 1024, prefetch, dir.path(), io));
+        heat_recording r(t, cells, steps);
+        io->truncate_before_read = 3;
+        CHECK_THROWS_WITH(r.gradient(), Catch::Contains("shorter than the tape") && Catch::Contains("call reset()"));
+        check_usable_after_reset(t, *io);
+    }
+    check_nothing_left(before, *io, dir);
 }
 
 TEST_CASE("an unusable spill directory: a clear tapeflow::error naming it") {
@@ -383,4 +410,155 @@ TEST_CASE("no spill file is ever visible in the spill directory") {
     REQUIRE(entries_seen.size() > 100);
     for (std::size_t n : entries_seen) CHECK(n == 0);
     CHECK(dir.entries().empty());
+}
+
+TEST_CASE("an I/O error on a spill write: tapeflow::error while recording, again until reset(), then recovers") {
+    tapeflow_test::watchdog dog(120, "write error");
+    const bool prefetch = GENERATE(true, false);
+    const std::size_t fail_from = GENERATE(std::size_t(0), std::size_t(7));
+    CAPTURE(prefetch, fail_from);
+    tapeflow_test::temp_directory dir;
+    const tapeflow_test::process_resources before;
+    auto io = std::make_shared<faulty_io>();
+    io->io_error_on_write_from = fail_from;
+    {
+        tapeflow::tape t(options_for(1024, true, 2 * 1024, prefetch, dir.path(), io));
+        std::string message;
+        CHECK(run_until_error(t, message) == failed_in::recording);
+        CHECK(contains(message, "tapeflow: writing the spill file failed: Bad file descriptor"));
+        CHECK(contains(message, "spill_directory"));
+        // Recording again without reset(): the first tile that moves out
+        // throws the same error (the failed write is not forgotten).
+        t.stop_recording();
+        std::string again;
+        CHECK(run_until_error(t, again) == failed_in::recording);
+        CHECK(again == message);
+        check_usable_after_reset(t, *io);
+    }
+    check_nothing_left(before, *io, dir);
+}
+
+TEST_CASE("an I/O error on a spill read: sweep() throws tapeflow::error, again until reset(), then recovers") {
+    tapeflow_test::watchdog dog(120, "read error");
+    const bool prefetch = GENERATE(true, false);
+    const std::size_t failing_read = GENERATE(std::size_t(0), std::size_t(5));
+    CAPTURE(prefetch, failing_read);
+    tapeflow_test::temp_directory dir;
+    const tapeflow_test::process_resources before;
+    auto io = std::make_shared<faulty_io>();
+    {
+        tapeflow::tape t(options_for(1024, true, 2 * 1024, prefetch, dir.path(), io));
+        heat_recording r(t, cells, steps);
+        io->io_error_on_read = failing_read;
+        CHECK_THROWS_WITH(r.gradient(), Catch::Contains("tapeflow: reading the spill file failed: Is a directory") &&
+                                            Catch::Contains("call reset()"));
+        CHECK(io->tile_reads == failing_read + 1);  // no read after the failed one
+        // The fault is gone, but the tape does not sweep what it could not read.
+        io->heal();
+        CHECK_THROWS_AS(r.gradient(), tapeflow::error);
+        check_usable_after_reset(t, *io);
+    }
+    check_nothing_left(before, *io, dir);
+}
+
+TEST_CASE("a read fault while reset(position) brings a spilled tile back: tapeflow::error, then reset() recovers") {
+    tapeflow_test::watchdog dog(120, "reset(position) read fault");
+    const bool prefetch = GENERATE(true, false);
+    const bool corrupt = GENERATE(false, true);  // else an I/O error
+    CAPTURE(prefetch, corrupt);
+    tapeflow_test::temp_directory dir;
+    const tapeflow_test::process_resources before;
+    auto io = std::make_shared<faulty_io>();
+    {
+        tapeflow::tape t(options_for(1024, true, 2 * 1024, prefetch, dir.path(), io));
+        heat_recording r(t, cells, steps);
+        REQUIRE(t.statistics().tiles_spilled == t.statistics().tiles_written);  // every tile is in the file
+        const std::size_t reads = io->tile_reads;
+        if (corrupt)
+            io->corrupt_read = reads;
+        else
+            io->io_error_on_read = reads;
+        try {
+            t.reset(r.marks()[steps / 2]);
+            FAIL("reset(position) did not report the fault");
+        } catch (const tapeflow::error& e) {
+            CHECK(contains(e.what(), corrupt ? "checksum mismatch" : "Is a directory"));
+            CHECK(contains(e.what(), "call reset()"));
+        }
+        CHECK(io->tile_reads == reads + 1);  // the one tile to reopen
+        io->heal();
+        CHECK_THROWS_AS(r.gradient(), tapeflow::error);
+        check_usable_after_reset(t, *io);
+    }
+    check_nothing_left(before, *io, dir);
+}
+
+namespace {
+struct sweep_stopped {};
+}  // namespace
+
+TEST_CASE("destroying a tape whose sweep stopped while a tile was being staged back: no hang, nothing left") {
+    // A reverse rule or the progress callback throws while the prefetch
+    // thread is reading the next tile into the scratchpad; the tape is then
+    // destroyed without a reset. The read must not land in freed memory
+    // (AddressSanitizer) and the destructor must not hang.
+    tapeflow_test::watchdog dog(120, "destroy after a stopped sweep");
+    const bool from_rule = GENERATE(true, false);  // else from the progress callback
+    CAPTURE(from_rule);
+    tapeflow_test::temp_directory dir;
+    const tapeflow_test::process_resources before;
+    auto io = std::make_shared<faulty_io>();
+    bool read_in_flight = false;
+    double destroy_seconds = 0;
+    {
+        auto o = options_for(1024, true, 2 * 1024, true, dir.path(), io);
+        tapeflow::tape* self = nullptr;
+        // staging reads submitted (counted by the tape) but not finished
+        auto in_flight = [&] { return self->statistics().tiles_read_back > io->tile_reads_done; };
+        int sweep_events = 0;
+        if (!from_rule)
+            o.progress = [&](const tapeflow::tape_progress& p) {
+                if (p.stage == tapeflow::tape_progress::phase::sweeping && ++sweep_events == 3) {
+                    read_in_flight = in_flight();
+                    throw sweep_stopped{};
+                }
+            };
+        auto t = std::make_unique<tapeflow::tape>(o);
+        self = t.get();
+        using tapeflow::Real;
+        t->start_recording();
+        Real x = 0.5;
+        t->register_input(x);
+        Real y = x;
+        for (int i = 0; i < 600; ++i) {  // 28-byte records: ~17 tiles, all spilled
+            if (from_rule && i == 300) {
+                tapeflow::custom_adjoint op(*t);
+                op.add_input(y);
+                op.add_output(y, y.value());
+                op.record([&](const double*, double*) {
+                    read_in_flight = in_flight();
+                    throw sweep_stopped{};
+                });
+            }
+            y = y * 0.999 + sin(x) * 0.01;
+        }
+        t->register_output(y);
+        t->stop_recording();
+        REQUIRE(t->statistics().tiles_spilled > 10);
+        t->set_adjoint(y, 1.0);
+        io->read_delay_us = 20000;  // each tile read takes 20 ms
+        CHECK_THROWS_AS(t->sweep(), sweep_stopped);
+        CHECK(read_in_flight);
+        // as documented, the read in flight finished before the exception left sweep()
+        CHECK(io->tile_reads_done == t->statistics().tiles_read_back);
+        CHECK(tapeflow_test::thread_count() == before.threads + 1);
+        const auto start = std::chrono::steady_clock::now();
+        t.reset();  // no tape reset: the tape goes as the sweep left it
+        destroy_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        // x and y outlive their tape; destroying them must not touch it
+    }
+    INFO("destructor took " << destroy_seconds << " s");
+    CHECK(destroy_seconds < 5.0);
+    CHECK(io->creates == 1);
+    check_nothing_left(before, *io, dir);
 }
