@@ -1,7 +1,11 @@
-// The active type: construction, copy/move semantics, passivity, identifiers.
+// The active type: construction, copy/move semantics, passivity, identifiers,
+// and a Real that outlives the recording (reset) or the tape (destroyed).
 #include <catch2/catch.hpp>
 #include <tapeflow/tapeflow.hpp>
 
+#include <cstdint>
+#include <memory>
+#include <optional>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -135,4 +139,106 @@ TEMPLATE_TEST_CASE("float and long double scalars", "", float, long double) {
     t.sweep();
     const TestType expected = std::exp(TestType(0.5)) * TestType(1.5);
     CHECK(double(t.adjoint(x)) == Approx(double(expected)).epsilon(double(std::numeric_limits<TestType>::epsilon()) * 8));
+}
+
+TEST_CASE("a Real used after its tape's reset(): a constant of the next recording, as documented") {
+    tapeflow::tape t;
+    t.start_recording();
+    Real x = 2.0;
+    t.register_input(x);
+    Real old = x * x;
+    t.register_output(old);
+    t.stop_recording();
+    t.set_adjoint(old, 1.0);
+    t.sweep();
+    REQUIRE(t.adjoint(x) == 4.0);
+    t.reset();
+    CHECK(old.value() == 4.0);
+    CHECK(old.is_active());        // it keeps its identifier ...
+    CHECK(t.adjoint(old) == 0.0);  // ... whose adjoint reset() zeroed
+    CHECK(t.adjoint(x) == 0.0);
+    t.start_recording();
+    Real z = 3.0;
+    t.register_input(z);
+    Real y = z * old;  // old is the constant 4 here
+    t.register_output(y);
+    t.stop_recording();
+    CHECK(t.statistics().statements == 1);
+    t.set_adjoint(y, 1.0);
+    t.sweep();
+    CHECK(t.adjoint(z) == 4.0);
+    CHECK(t.adjoint(old) == 3.0);  // accumulated, as for an input
+    CHECK(t.adjoint(x) == 0.0);    // nothing flows to what it was computed from
+    const auto live = t.statistics().live_identifiers;
+    old = old.value();  // the documented way to make it passive
+    CHECK_FALSE(old.is_active());
+    CHECK(t.statistics().live_identifiers == live - 1);
+}
+
+TEST_CASE("a Real that outlives its tape: reading and destroying it touch no tape") {
+    // A Real does not point to its tape: it returns its identifier to the
+    // thread's active tape only if that tape's serial is its tag. So a Real
+    // of a destroyed tape is destroyed safely, whatever tape is active then.
+    std::uint32_t dead_serial = 0;
+    std::unique_ptr<Real> x, y;
+    auto record_on = [&](tapeflow::tape& t) {
+        t.start_recording();
+        x = std::make_unique<Real>(1.5);
+        t.register_input(*x);
+        y = std::make_unique<Real>(*x * 2.0);
+        t.stop_recording();
+        dead_serial = t.serial();
+    };
+    SECTION("no tape active (the tape was on the heap: a touch would be a use after free)") {
+        auto t = std::make_unique<tapeflow::tape>();
+        record_on(*t);
+        t.reset();  // destroys the tape
+        CHECK(x->value() == 1.5);
+        CHECK(y->value() == 3.0);
+        CHECK(y->tape_tag() == dead_serial);
+        *x = 4.0;  // assigning a number drops the identifier: nothing to give back
+        CHECK_FALSE(x->is_active());
+        x.reset();
+        y.reset();
+    }
+    SECTION("a new tape in the same storage is active: it gets nothing back") {
+        std::optional<tapeflow::tape> slot;
+        slot.emplace();
+        record_on(*slot);
+        slot.reset();
+        slot.emplace();  // same address, new serial
+        tapeflow::tape& t = *slot;
+        CHECK(t.serial() != dead_serial);
+        t.start_recording();
+        std::vector<Real> in{0.5, 1.5, 2.5, 3.5};
+        for (Real& v : in) t.register_input(v);  // identifiers 1..4: those x and y held
+        const auto live = t.statistics().live_identifiers;
+        CHECK_THROWS_WITH(t.adjoint(*y), Catch::Contains("a tape that no longer exists"));
+        CHECK_THROWS_WITH(t.set_adjoint(*y, 1.0), Catch::Contains("a tape that no longer exists"));
+        x.reset();
+        y.reset();
+        CHECK(t.statistics().live_identifiers == live);
+        // had x or y given 1 or 2 back, s would take an input's identifier
+        Real s = in[0] * in[1] + in[2] * in[3];
+        t.register_output(s);
+        t.stop_recording();
+        t.set_adjoint(s, 1.0);
+        t.sweep();
+        CHECK(t.adjoint(in[0]) == 1.5);
+        CHECK(t.adjoint(in[1]) == 0.5);
+        CHECK(t.adjoint(in[2]) == 3.5);
+        CHECK(t.adjoint(in[3]) == 2.5);
+    }
+    SECTION("the thread's default tape is active") {
+        {
+            tapeflow::tape t;
+            record_on(t);
+        }
+        tapeflow::tape& d = tapeflow::tape::active();
+        REQUIRE(&d == &tapeflow::tape::thread_default());
+        const auto live = d.statistics().live_identifiers;
+        x.reset();
+        y.reset();
+        CHECK(d.statistics().live_identifiers == live);
+    }
 }

@@ -1,13 +1,22 @@
 // The explicit tape API: recording, inputs and outputs, adjoints, sweeps to
-// positions, reset, statistics, tiles, identifier reuse, and every misuse.
+// positions, reset, statistics, tiles, identifier reuse, and every misuse
+// (documented ones, and those a user would plausibly try: copying or moving
+// a tape, two tapes recording at once, a Real of another thread or of a
+// destroyed tape, sweeping an empty tape, registering an input twice,
+// seeding an input, reading adjoints of variables made after the sweep,
+// sweeping or resetting the tape from inside its own sweep).
 #include <catch2/catch.hpp>
 #include <tapeflow/tapeflow.hpp>
 
+#include "stream/stream_support.hpp"
 #include "support/options.hpp"
 
 #include <cmath>
+#include <functional>
+#include <limits>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -376,4 +385,414 @@ TEST_CASE("a statement with 40 distinct operands is one long record") {
     t.set_adjoint(y, 1.0);
     t.sweep();
     for (const auto& xi : x) CHECK(t.adjoint(xi) == 1.0);
+}
+
+// =====================================================================================
+// Misuse: documented preconditions not covered above
+// =====================================================================================
+
+TEST_CASE("a tape can be neither copied nor moved") {
+    STATIC_REQUIRE_FALSE(std::is_copy_constructible_v<tapeflow::tape>);
+    STATIC_REQUIRE_FALSE(std::is_copy_assignable_v<tapeflow::tape>);
+    STATIC_REQUIRE_FALSE(std::is_move_constructible_v<tapeflow::tape>);
+    STATIC_REQUIRE_FALSE(std::is_move_assignable_v<tapeflow::tape>);
+    STATIC_REQUIRE_FALSE(std::is_copy_constructible_v<tapeflow::tape_f>);
+    STATIC_REQUIRE_FALSE(std::is_move_constructible_v<tapeflow::tape_f>);
+}
+
+TEST_CASE("every owner member called from another thread throws usage_error naming the member") {
+    tapeflow::tape t;
+    t.start_recording();
+    Real x = 1.0;
+    t.register_input(x);
+    Real y = x * 2.0;
+    t.register_output(y);
+    const tapeflow::position end = t.get_position();
+    t.stop_recording();
+    const std::vector<std::pair<std::string, std::function<void()>>> calls = {
+        {"activate", [&] { t.activate(); }},
+        {"start_recording", [&] { t.start_recording(); }},
+        {"stop_recording", [&] { t.stop_recording(); }},
+        {"register_input", [&] { t.register_input(x); }},
+        {"register_output", [&] { t.register_output(y); }},
+        {"begin_region", [&] { t.begin_region("r"); }},
+        {"end_region", [&] { t.end_region(0); }},
+        {"set_adjoint", [&] { t.set_adjoint(y, 1.0); }},
+        {"adjoint", [&] { t.add_adjoint(y, 1.0); }},  // add_adjoint reads the adjoint first
+        {"adjoint", [&] { (void)t.adjoint(x); }},
+        {"adjoint", [&] { (void)t.adjoint(x.id()); }},
+        {"sweep", [&] { t.sweep(); }},
+        {"sweep", [&] { t.sweep(end, tapeflow::position{}); }},
+        {"reset", [&] { t.reset(); }},
+        {"reset", [&] { t.reset(end); }},
+    };
+    for (const auto& entry : calls) {
+        const std::string& name = entry.first;
+        CAPTURE(name);
+        std::string message;
+        std::thread worker([&] {
+            try {
+                entry.second();
+            } catch (const tapeflow::usage_error& e) {
+                message = e.what();
+            }
+        });
+        worker.join();
+        CHECK(message == "tapeflow: " + name +
+                             "() called from a thread that does not own this tape; each thread records "
+                             "on its own tape (tapeflow::tape::active())");
+    }
+    // nothing changed: the owner sweeps the recording as it was
+    CHECK(t.statistics().statements == 1);
+    t.set_adjoint(y, 1.0);
+    t.sweep();
+    CHECK(t.adjoint(x) == 2.0);
+}
+
+TEST_CASE("more documented misuse: messages that say what to do") {
+    tapeflow::tape t;
+    SECTION("set_adjoint with a variable of another tape") {
+        tapeflow::tape other;
+        other.start_recording();
+        Real y = 2.0;
+        other.register_input(y);
+        other.stop_recording();
+        CHECK_THROWS_WITH(t.set_adjoint(y, 1.0),
+                          "tapeflow: set_adjoint(): the variable belongs to another tape (or to a tape that "
+                          "no longer exists); use the tape that recorded it");
+    }
+    SECTION("add_adjoint on a passive variable") {
+        Real passive = 1.0;
+        CHECK_THROWS_WITH(t.add_adjoint(passive, 1.0), Catch::Contains("passive variable") &&
+                                                           Catch::Contains("call register_output() on it first"));
+    }
+    SECTION("adjoint(id) of an identifier never handed out") {
+        CHECK_THROWS_WITH(t.adjoint(tapeflow::identifier(1000)),
+                          "tapeflow: adjoint(): identifier 1000 was never handed out by this tape");
+    }
+    SECTION("sweep(from, to) with the positions swapped") {
+        t.start_recording();
+        Real x = 1.0;
+        t.register_input(x);
+        Real a = x * 2.0;
+        const tapeflow::position middle = t.get_position();
+        Real b = a * 3.0;
+        const tapeflow::position end = t.get_position();
+        t.stop_recording();
+        CHECK_THROWS_WITH(t.sweep(middle, end), Catch::Contains("needs to <= from <= the current position"));
+        // the tape was not touched: the right order works
+        t.register_output(b);
+        t.set_adjoint(b, 1.0);
+        t.sweep(end, tapeflow::position{});
+        CHECK(t.adjoint(x) == 6.0);
+    }
+    SECTION("tile_bytes below the minimum") {
+        CHECK_THROWS_WITH(tapeflow::tape(tapeflow_test::tape_options(16)),
+                          "tapeflow: tape_options::tile_bytes = 16 is below the minimum of 1024");
+    }
+}
+
+namespace {
+template <class R, std::size_t... I>
+auto sum_of_leaves(const std::vector<R>& x, std::index_sequence<I...>) {
+    return (x[I] + ...);
+}
+}  // namespace
+
+TEST_CASE("a statement larger than a tile: usage_error, nothing recorded, the tape goes on") {
+    // long double: 20-byte pairs, so 52 operands overflow the smallest tile
+    using RealL = tapeflow::RealL;
+    const bool scratchpad = GENERATE(false, true);
+    tapeflow::tape_l t(tapeflow_test::tape_options(tapeflow::min_tile_bytes, scratchpad));
+    t.start_recording();
+    std::vector<RealL> x(52);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        x[i] = 0.25L * (long double)(i);
+        t.register_input(x[i]);
+    }
+    RealL y = x[0] * 2.0L;
+    // 52 pairs of 20 bytes and an 8-byte long header: 1048 bytes > 1024
+    CHECK_THROWS_WITH(y = sum_of_leaves(x, std::make_index_sequence<52>{}),
+                      "tapeflow: a statement needs 1048 bytes but a tile holds 1024; raise "
+                      "tape_options::tile_bytes");
+    CHECK(t.statistics().statements == 1);
+    CHECK(y.value() == 0.0L);  // the failed assignment left y as it was
+    y = y + x[1] * x[2];
+    t.register_output(y);
+    t.stop_recording();
+    t.set_adjoint(y, 1.0L);
+    t.sweep();
+    CHECK(t.adjoint(x[0]) == 2.0L);
+    CHECK(t.adjoint(x[1]) == x[2].value());
+    CHECK(t.adjoint(x[3]) == 0.0L);
+}
+
+// =====================================================================================
+// Plausible misuse: each has a clear error or a documented behaviour
+// =====================================================================================
+
+TEST_CASE("recording on two tapes at once is refused, and the first recording goes on untouched") {
+    tapeflow::tape first;
+    tapeflow::tape second;
+    first.start_recording();
+    Real x = 1.5;
+    first.register_input(x);
+    Real y = x * x;
+    CHECK_THROWS_WITH(second.start_recording(), Catch::Contains("another tape is recording on this thread") &&
+                                                    Catch::Contains("call stop_recording() on it"));
+    CHECK_THROWS_AS(second.activate(), tapeflow::usage_error);
+    CHECK_FALSE(second.is_recording());
+    CHECK(first.is_active());
+    CHECK(first.is_recording());
+    CHECK_THROWS_WITH(second.register_input(x), Catch::Contains("call start_recording() first"));
+    y = y * x;  // still recorded on the first tape
+    first.register_output(y);
+    first.stop_recording();
+    CHECK(first.statistics().statements == 2);
+    CHECK(second.statistics().statements == 0);
+    first.set_adjoint(y, 1.0);
+    first.sweep();
+    CHECK(first.adjoint(x) == 3 * 1.5 * 1.5);
+    // once the first tape has stopped, the second one may record
+    second.start_recording();
+    Real z = 2.0;
+    second.register_input(z);
+    Real w = z * z;
+    second.register_output(w);
+    second.stop_recording();
+    second.set_adjoint(w, 1.0);
+    second.sweep();
+    CHECK(second.adjoint(z) == 4.0);
+}
+
+TEST_CASE("a Real of another thread's tape: a clear error there, and destroying it there touches neither tape") {
+    tapeflow::tape t;
+    t.start_recording();
+    Real x = 0.5;
+    t.register_input(x);
+    Real y = x * 2.0;
+    t.stop_recording();
+    const std::size_t live = t.statistics().live_identifiers;
+    std::string mix_message, owner_message;
+    std::size_t worker_live_before = 0, worker_live_after = 0;
+    std::thread worker([&] {
+        tapeflow::tape& mine = tapeflow::tape::active();  // the worker's own default tape
+        mine.start_recording();
+        Real w = 1.0;
+        mine.register_input(w);
+        worker_live_before = mine.statistics().live_identifiers;
+        try {
+            Real z = w * y;
+        } catch (const tapeflow::usage_error& e) {
+            mix_message = e.what();
+        }
+        try {
+            (void)t.adjoint(y);
+        } catch (const tapeflow::usage_error& e) {
+            owner_message = e.what();
+        }
+        { Real moved = std::move(y); }  // y's identifier dies on the worker
+        worker_live_after = mine.statistics().live_identifiers;
+        mine.stop_recording();
+    });
+    worker.join();
+    CHECK(tapeflow_test::contains(mix_message, "mixes variables of two tapes"));
+    CHECK(tapeflow_test::contains(owner_message, "does not own this tape"));
+    CHECK(worker_live_after == worker_live_before);  // not given to the worker's tape
+    CHECK(t.statistics().live_identifiers == live);   // leaked on t (documented, harmless)
+    CHECK_FALSE(y.is_active());
+    // t still sweeps its recording
+    t.register_output(x);
+    t.set_adjoint(x, 1.0);
+    t.sweep();
+    CHECK(t.adjoint(x) == 1.0);
+}
+
+TEST_CASE("a variable of a destroyed tape in an expression: usage_error; assigning it makes it this tape's") {
+    Real orphan = 3.0;
+    {
+        tapeflow::tape gone;
+        gone.start_recording();
+        gone.register_input(orphan);
+        gone.stop_recording();
+    }
+    tapeflow::tape t;
+    t.start_recording();
+    Real z = 1.0;
+    t.register_input(z);
+    CHECK_THROWS_WITH(Real(z * orphan), Catch::Contains("a tape that no longer exists"));
+    CHECK_THROWS_WITH(t.register_output(orphan), Catch::Contains("no longer exists"));
+    CHECK(t.statistics().statements == 0);
+    orphan = z * 2.0;  // a new identifier of t
+    CHECK(orphan.tape_tag() == t.serial());
+    t.register_output(orphan);
+    t.stop_recording();
+    t.set_adjoint(orphan, 1.0);
+    t.sweep();
+    CHECK(t.adjoint(z) == 2.0);
+}
+
+TEST_CASE("a sweep before anything is recorded does nothing, and the tape records normally afterwards") {
+    const bool streaming = GENERATE(false, true);
+    CAPTURE(streaming);
+    const std::size_t threads = tapeflow_test::thread_count();
+    tapeflow::tape t(tapeflow_test::tape_options(1024, streaming, std::numeric_limits<std::size_t>::max(), true));
+    CHECK_NOTHROW(t.sweep());
+    CHECK_NOTHROW(t.sweep(tapeflow::position{}));
+    CHECK_NOTHROW(t.sweep(t.get_position(), tapeflow::position{}));
+    const auto s = t.statistics();
+    CHECK(s.statements == 0);
+    CHECK(s.tiles == 0);
+    CHECK(s.tiles_written == 0);
+    CHECK(s.allocated_bytes == 0);
+    CHECK(tapeflow_test::thread_count() == threads);  // no prefetch thread for nothing
+    // a recording with an input and no statement: the sweep leaves the seed
+    t.start_recording();
+    Real x = 2.0;
+    t.register_input(x);
+    t.stop_recording();
+    t.set_adjoint(x, 1.0);
+    t.sweep();
+    CHECK(t.adjoint(x) == 1.0);
+    // and a real recording after that
+    t.reset();
+    t.start_recording();
+    t.register_input(x);
+    Real y = x * x * x;
+    t.register_output(y);
+    t.stop_recording();
+    t.set_adjoint(y, 1.0);
+    t.sweep();
+    CHECK(t.adjoint(x) == 12.0);
+}
+
+TEST_CASE("register_input twice: a new identifier; uses before the second call stay with the old one") {
+    tapeflow::tape t;
+    t.start_recording();
+    Real x = 2.0;
+    t.register_input(x);
+    const tapeflow::identifier first = x.id();
+    const std::size_t live = t.statistics().live_identifiers;
+    SECTION("twice in a row: one input, no identifier leaked") {
+        t.register_input(x);
+        CHECK(x.id() != first);
+        CHECK(t.statistics().live_identifiers == live);
+        Real y = x * x * x;
+        t.register_output(y);
+        t.stop_recording();
+        t.set_adjoint(y, 1.0);
+        t.sweep();
+        CHECK(t.adjoint(x) == 12.0);
+    }
+    SECTION("after a use: the earlier use is a derivative with respect to the old identifier") {
+        Real a = x * x;  // uses `first`
+        t.register_input(x);
+        Real y = a + 3.0 * x;
+        t.register_output(y);
+        t.stop_recording();
+        t.set_adjoint(y, 1.0);
+        t.sweep();
+        CHECK(t.adjoint(x) == 3.0);      // only the use after the second call
+        CHECK(t.adjoint(first) == 4.0);  // d y / d (x before the second call) = 2 x
+    }
+}
+
+TEST_CASE("set_adjoint on an input: the seed adds to what the sweep brings") {
+    tapeflow::tape t;
+    t.start_recording();
+    Real x = 3.0;
+    t.register_input(x);
+    Real y = x * x;
+    t.register_output(y);
+    t.stop_recording();
+    t.set_adjoint(y, 1.0);
+    t.set_adjoint(x, 0.5);
+    t.sweep();
+    CHECK(t.adjoint(x) == 6.5);  // 0.5 + dy/dx
+    // seeding the input alone: dx/dx = 1, nothing flows to y
+    t.clear_adjoints();
+    t.set_adjoint(x, 1.0);
+    t.sweep();
+    CHECK(t.adjoint(x) == 1.0);
+    CHECK(t.adjoint(y) == 0.0);
+}
+
+TEST_CASE("a variable made after the sweep: a passive one reads 0, an active one reads 0 after clear_adjoints()") {
+    tapeflow::tape t;
+    t.start_recording();
+    Real y;
+    tapeflow::identifier x_id = 0;
+    {
+        Real x = 0.5;
+        t.register_input(x);
+        x_id = x.id();
+        y = x * x * 3.0;
+        t.register_output(y);
+        t.stop_recording();
+        t.set_adjoint(y, 1.0);
+        t.sweep();
+        CHECK(t.adjoint(x) == 3.0);
+    }  // x dies after the sweep; its identifier is free
+    Real after = y * 2.0;  // not recording: a constant
+    CHECK_FALSE(after.is_active());
+    CHECK(t.adjoint(after) == 0.0);
+    CHECK_THROWS_AS(t.set_adjoint(after, 1.0), tapeflow::usage_error);
+    // The recording goes on; z may take the identifier of the dead x. The
+    // adjoints belong to identifiers, so clear them before reading or seeding.
+    t.start_recording();
+    Real z = y * 2.0;
+    t.stop_recording();
+    REQUIRE(z.is_active());
+    t.clear_adjoints();
+    CHECK(t.adjoint(z) == 0.0);
+    CHECK(t.adjoint(y) == 0.0);
+    t.set_adjoint(z, 1.0);
+    t.sweep();
+    CHECK(t.adjoint(y) == 0.0);     // y is the lhs of a record: the sweep consumed its adjoint
+    CHECK(t.adjoint(x_id) == 6.0);  // d z / d x through x's identifier, as documented
+}
+
+TEST_CASE("sweep, reset or start_recording from inside the sweep (a progress callback): usage_error, then reset() recovers") {
+    const std::string member = GENERATE(as<std::string>{}, "sweep", "reset", "reset(position)", "start_recording");
+    CAPTURE(member);
+    tapeflow::tape* self = nullptr;
+    bool armed = false;
+    bool sweeping_seen = false;
+    auto o = tapeflow_test::tape_options(1024);
+    o.progress = [&](const tapeflow::tape_progress& p) {
+        if (!armed || p.stage != tapeflow::tape_progress::phase::sweeping) return;
+        armed = false;
+        sweeping_seen = self->is_sweeping();
+        if (member == "sweep") self->sweep();
+        if (member == "reset") self->reset();
+        if (member == "reset(position)") self->reset(tapeflow::position{});
+        if (member == "start_recording") self->start_recording();
+    };
+    tapeflow::tape t(o);
+    self = &t;
+    auto record = [&t](double x0) {
+        t.start_recording();
+        Real x = x0;
+        t.register_input(x);
+        Real y = x;
+        for (int i = 0; i < 200; ++i) y = y * 1.01 + 0.001 * x;  // ~6 tiles
+        t.register_output(y);
+        t.stop_recording();
+        t.set_adjoint(y, 1.0);
+        return x;
+    };
+    Real x = record(1.1);
+    armed = true;
+    const std::string name = member == "reset(position)" ? "reset" : member;
+    CHECK_THROWS_WITH(t.sweep(), Catch::StartsWith("tapeflow: " + name + "() called while this tape is sweeping") &&
+                                     Catch::Contains("only after sweep() returns"));
+    CHECK(sweeping_seen);
+    CHECK_FALSE(t.is_sweeping());
+    CHECK_FALSE(t.is_recording());
+    t.reset();
+    Real x2 = record(1.1);
+    t.sweep();
+    double dy = 1.0;
+    for (int i = 0; i < 200; ++i) dy = 1.01 * dy + 0.001;
+    CHECK(t.adjoint(x2) == Approx(dy).epsilon(1e-13));
 }
