@@ -14,13 +14,17 @@
 //                5, 6     a memory budget of a few tiles, so most tiles go to
 //                         the spill file and are staged back for the sweep:
 //                         value_and_gradient with synchronous moves, and the
-//                         piecewise sweep with the prefetch thread.
-//              Configurations 2 and 6 move tiles on the prefetch thread. They
-//              and 5 run for every slow_stride-th program only: each tiny tile
-//              costs a thread round trip (about 0.1 ms on a busy machine) or
-//              system calls, and these tapes have dozens of tiles.
-//              vector programs: jacobian() under configurations 0, 1, 2 and 5
-//              (one sweep per output);
+//                         piecewise sweep with the prefetch thread;
+//                7, 8     the same two with the spilled tiles compressed by
+//                         zstd (tape_options::codec; only when the test is
+//                         built with libzstd, TAPEFLOW_RANDOM_ZSTD).
+//              Configurations 2, 6 and 8 move tiles on the prefetch thread.
+//              They and 5 and 7 run for every slow_stride-th program only:
+//              each tiny tile costs a thread round trip (about 0.1 ms on a
+//              busy machine) or system calls, and these tapes have dozens of
+//              tiles.
+//              vector programs: jacobian() under configurations 0, 1, 2, 5
+//              and 7 (one sweep per output);
 //              reverse == dual within 1e-10 x |result| + 1e-12 x magnitude;
 //   finite differences  Richardson-extrapolated central differences, where
 //              all evaluations follow the path of the point itself and the
@@ -36,12 +40,16 @@
 #include <cmath>
 #include <exception>
 #include <limits>
+#include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <tapeflow/tapeflow.hpp>
+#ifdef TAPEFLOW_RANDOM_ZSTD
+#include <tapeflow/stream/zstd_codec.hpp>
+#endif
 
 #include "support/options.hpp"
 #include "random/interpreter.hpp"
@@ -57,31 +65,51 @@ struct tallies {
     std::uint64_t ad_mismatches = 0, value_mismatches = 0, errors = 0;
     std::uint64_t fd_checked = 0, fd_kinks = 0, fd_unsteady = 0, fd_mismatches = 0;
     std::uint64_t statements = 0, small_tiles = 0, spilled_tiles = 0;
+    std::uint64_t externals = 0;  ///< custom-adjoint entries (custom and eigen statements) recorded
+    std::uint64_t compressed_tiles = 0, compressed_bytes = 0;  ///< spilled with zstd, bytes on disk
+    std::uint64_t plain_tile_bytes = 0;                         ///< ... and their size uncompressed
     double worst_ad = 0, worst_fd = 0;  ///< largest error / tolerance seen (< 1 passes)
     std::array<std::uint64_t, std::size_t(op::count)> uses{};
-    std::array<std::uint64_t, std::size_t(stmt::region) + 1> kinds{};
+    std::array<std::uint64_t, std::size_t(stmt::count)> kinds{};
+    std::array<std::uint64_t, std::size_t(custom_form_count)> custom_uses{};
+    std::array<std::uint64_t, std::size_t(eigen_form_count)> eigen_uses{};
     std::vector<std::string> failures;  ///< the first few, for the report
 
     std::uint64_t mismatches() const { return ad_mismatches + value_mismatches + fd_mismatches + errors; }
 };
 
+/// Whether the test is built with the Eigen statements and with compression.
+#ifdef TAPEFLOW_RANDOM_EIGEN
+inline constexpr bool with_eigen = true;
+#else
+inline constexpr bool with_eigen = false;
+#endif
+#ifdef TAPEFLOW_RANDOM_ZSTD
+inline constexpr bool with_zstd = true;
+#else
+inline constexpr bool with_zstd = false;
+#endif
+
 class differential {
 public:
-    static constexpr std::size_t configurations = 7;
-    static constexpr const char* names[configurations] = {
+    static constexpr std::size_t configurations = with_zstd ? 9 : 7;
+    static constexpr const char* names[9] = {
         "default tape",
         "1024-byte tiles",
         "1024-byte tiles + scratchpad",
         "1088-byte tiles, piecewise sweep",
         "1088-byte tiles + scratchpad (synchronous), piecewise sweep",
         "1024-byte tiles, 4 KiB memory budget (spill file, synchronous)",
-        "1088-byte tiles, 2-tile memory budget (spill file, prefetch thread), piecewise sweep"};
+        "1088-byte tiles, 2-tile memory budget (spill file, prefetch thread), piecewise sweep",
+        "1024-byte tiles, 4 KiB memory budget + zstd buffer (compressed spill file, synchronous)",
+        "1088-byte tiles, 2-tile budget + zstd buffer (compressed spill, prefetch thread), piecewise sweep"};
     static constexpr double ad_relative = 1e-10, ad_absolute = 1e-12;
     static constexpr double fd_relative = 1e-5;
-    /// Configurations 2, 5 and 6 (prefetch thread, spill file) run for every
-    /// slow_stride-th program.
+    /// Configurations 2, 5, 6, 7 and 8 (prefetch thread, spill file) run for
+    /// every slow_stride-th program.
     static constexpr std::uint64_t slow_stride = 8;
-    static constexpr bool slow[configurations] = {false, false, true, false, false, true, true};
+    static constexpr bool slow[9] = {false, false, true, false, false, true, true, true, true};
+    static constexpr bool piecewise_sweep[9] = {false, false, false, true, true, false, true, false, true};
     /// Runs whose values exceed this are rejected (finite differences would be noise).
     static constexpr double largest_value = 1e8;
 
@@ -96,7 +124,9 @@ public:
           odd_(tapeflow_test::tape_options(1088, false)),
           odd_scratch_(tapeflow_test::tape_options(1088, true, std::size_t(-1), false)),
           spill_(tapeflow_test::tape_options(1024, true, 4096, false)),
-          odd_spill_(tapeflow_test::tape_options(1088, true, 2 * 1088, true)) {}
+          odd_spill_(tapeflow_test::tape_options(1088, true, 2 * 1088, true)),
+          zstd_spill_(compressed(1024, 4096, false)),
+          odd_zstd_spill_(compressed(1088, 2 * 1088, true)) {}
 
     /// One program with one output: gradient under every configuration + finite differences.
     void scalar_program(std::uint64_t seed, generator_options o) {
@@ -111,16 +141,14 @@ public:
         reference r;
         if (!forward(p, r)) return;
         const std::vector<double>& exact = r.jacobian[0];
-        tapeflow::tape* const tapes[configurations] = {&default_,     &small_, &small_scratch_, &odd_,
-                                                       &odd_scratch_, &spill_, &odd_spill_};
-        const bool piecewise_sweep[configurations] = {false, false, false, true, true, false, true};
         std::vector<double> g0;
         for (std::size_t c = 0; c < configurations; ++c) {
             if (slow[c] && seed % slow_stride != 0) continue;
+            tapeflow::tape* const t = tape_of(c);
             try {
                 double y = 0;
                 const std::vector<double> g =
-                    piecewise_sweep[c] ? piecewise(*tapes[c], p, r, y) : driver(*tapes[c], p, r, y);
+                    piecewise_sweep[c] ? piecewise(*t, c, p, r, y) : driver(*t, c, p, r, y);
                 if (y != r.y[0])
                     value_failure(p, std::string(names[c]) + ": reverse value differs from the double run");
                 for (std::size_t i = 0; i < g.size(); ++i)
@@ -129,7 +157,7 @@ public:
             } catch (const std::exception& e) {
                 ++tally.errors;
                 fail(p, std::string(names[c]) + ": exception: " + e.what());
-                if (tapes[c]->is_recording()) tapes[c]->stop_recording();  // for the next program
+                if (t->is_recording()) t->stop_recording();  // for the next program
             }
         }
         if (g0.size() == exact.size()) finite_differences(p, r, g0);
@@ -140,12 +168,12 @@ public:
         const program p = generator(seed, o).make();
         reference r;
         if (!forward(p, r)) return;
-        tapeflow::tape* const tapes[] = {&default_, &small_, &small_scratch_, &spill_};
-        const std::size_t config[] = {0, 1, 2, 5};
-        for (std::size_t c = 0; c < 4; ++c) {
+        const std::size_t config[] = {0, 1, 2, 5, 7};
+        for (std::size_t c = 0; c < (with_zstd ? 5 : 4); ++c) {
             if (slow[config[c]] && seed % slow_stride != 0) continue;
+            tapeflow::tape* const t = tape_of(config[c]);
             try {
-                tapes[c]->activate();
+                t->activate();
                 const auto f = [&](const std::vector<tapeflow::Real>& x) {
                     return interpreter<tapeflow::Real>(p).run(x);
                 };
@@ -158,12 +186,35 @@ public:
             } catch (const std::exception& e) {
                 ++tally.errors;
                 fail(p, std::string(names[config[c]]) + ", jacobian: exception: " + e.what());
-                if (tapes[c]->is_recording()) tapes[c]->stop_recording();
+                if (t->is_recording()) t->stop_recording();
             }
         }
     }
 
 private:
+    /// The tape of configuration c.
+    tapeflow::tape* tape_of(std::size_t c) {
+        tapeflow::tape* const tapes[9] = {&default_, &small_,     &small_scratch_,   &odd_,
+                                          &odd_scratch_, &spill_, &odd_spill_, zstd_spill_.get(),
+                                          odd_zstd_spill_.get()};
+        return tapes[c];
+    }
+
+    /// Options of a compressed spilling tape: `tiles` bytes of budget plus
+    /// the codec's buffer (which counts toward the budget). Without zstd: none.
+    static std::unique_ptr<tapeflow::tape> compressed([[maybe_unused]] std::size_t tile,
+                                                      [[maybe_unused]] std::size_t tiles,
+                                                      [[maybe_unused]] bool prefetch) {
+#ifdef TAPEFLOW_RANDOM_ZSTD
+        tapeflow::tape_options o = tapeflow_test::tape_options(tile, true, tiles, prefetch);
+        o.codec = std::make_shared<tapeflow::zstd_codec>(1);
+        o.memory_budget_bytes = tiles + o.codec->bound(tile);
+        return std::make_unique<tapeflow::tape>(o);
+#else
+        return nullptr;
+#endif
+    }
+
     struct reference {
         std::vector<double> x, y;
         std::uint64_t signature = 0;
@@ -183,6 +234,8 @@ private:
         r.largest = run.largest;
         for (std::size_t o = 0; o < tally.uses.size(); ++o) tally.uses[o] += run.uses[o];
         for (std::size_t k = 0; k < tally.kinds.size(); ++k) tally.kinds[k] += run.kinds[k];
+        for (std::size_t k = 0; k < tally.custom_uses.size(); ++k) tally.custom_uses[k] += run.custom_uses[k];
+        for (std::size_t k = 0; k < tally.eigen_uses.size(); ++k) tally.eigen_uses[k] += run.eigen_uses[k];
         if (!run.finite || run.largest > largest_value) return reject();
         r.jacobian.assign(r.y.size(), std::vector<double>(r.x.size()));
         r.magnitude = r.jacobian;
@@ -218,7 +271,19 @@ private:
         return false;
     }
 
-    std::vector<double> driver(tapeflow::tape& t, const program& p, const reference& r, double& y) {
+    /// Counts the spilled tiles of configurations 5 to 8 since `before`.
+    void count_spills(std::size_t c, const tapeflow::tape_statistics& before, const tapeflow::tape& t) {
+        const tapeflow::tape_statistics after = t.statistics();
+        if (c < 5) return;
+        tally.spilled_tiles += after.tiles_spilled - before.tiles_spilled;
+        if (c < 7) return;
+        tally.compressed_tiles += after.tiles_spilled - before.tiles_spilled;
+        tally.compressed_bytes += after.bytes_spilled - before.bytes_spilled;
+        tally.plain_tile_bytes += (after.tiles_spilled - before.tiles_spilled) * after.tile_bytes;
+    }
+
+    std::vector<double> driver(tapeflow::tape& t, std::size_t c, const program& p, const reference& r,
+                               double& y) {
         t.activate();
         std::size_t regions = 0;
         const auto f = [&](const std::vector<tapeflow::Real>& x) {
@@ -227,19 +292,20 @@ private:
             regions = run.regions;
             return std::move(out[0]);
         };
-        const std::uint64_t spilled = t.statistics().tiles_spilled;
+        const tapeflow::tape_statistics before = t.statistics();
         const auto result = tapeflow::value_and_gradient(f, r.x);
         y = result.value;
         if (t.regions().size() != regions)
             value_failure(p, "tape.regions() does not count the Region scopes");
-        if (&t == &small_) tally.small_tiles += t.statistics().tiles;
-        if (&t == &spill_) tally.spilled_tiles += t.statistics().tiles_spilled - spilled;
+        if (c == 1) tally.small_tiles += t.statistics().tiles;
+        count_spills(c, before, t);
         return result.gradient;
     }
 
-    std::vector<double> piecewise(tapeflow::tape& t, const program& p, const reference& r, double& y) {
+    std::vector<double> piecewise(tapeflow::tape& t, std::size_t c, const program& p, const reference& r,
+                                  double& y) {
         t.reset();
-        const std::uint64_t spilled = t.statistics().tiles_spilled;
+        const tapeflow::tape_statistics before = t.statistics();
         t.start_recording();
         std::vector<tapeflow::Real> x(r.x.begin(), r.x.end());
         for (tapeflow::Real& xi : x) t.register_input(xi);
@@ -249,8 +315,11 @@ private:
         tapeflow::Real out = std::move(run.run(x)[0]);
         t.register_output(out);
         t.stop_recording();
-        if (&t == &odd_) tally.statements += t.statistics().statements;
-        if (&t == &odd_spill_) tally.spilled_tiles += t.statistics().tiles_spilled - spilled;
+        if (c == 3) {
+            tally.statements += t.statistics().statements;
+            tally.externals += t.statistics().externals;
+        }
+        count_spills(c, before, t);
         y = out.value();
 
         t.set_adjoint(out, 1.0);
@@ -270,10 +339,7 @@ private:
         for (std::size_t i = 0; i < x.size(); ++i)
             if (!(std::fabs(t.adjoint(x[i]) + 2 * g[i]) <= 1e-15 * std::fabs(g[i]) + 1e-300)) {
                 ++tally.ad_mismatches;
-                fail(p, std::string(names[&t == &odd_           ? 3
-                                          : &t == &odd_scratch_ ? 4
-                                                                : 6]) +
-                            ": second sweep with adjoint -2 is not -2 x the first");
+                fail(p, std::string(names[c]) + ": second sweep with adjoint -2 is not -2 x the first");
             }
         return g;
     }
@@ -328,6 +394,7 @@ private:
 
     tapeflow::tape& default_;
     tapeflow::tape small_, small_scratch_, odd_, odd_scratch_, spill_, odd_spill_;
+    std::unique_ptr<tapeflow::tape> zstd_spill_, odd_zstd_spill_;  ///< null without zstd
 };
 
 }  // namespace tapeflow_random

@@ -4,7 +4,11 @@
 // The same code runs for every type, so the three runs compute the same
 // primal values bit for bit and take the same branches. Math functions are
 // called unqualified: argument-dependent lookup finds tapeflow's for Real and
-// tapeflow_test's for the dual; the double overloads are declared below.
+// tapeflow_test's for the dual; the double overloads are in fused.hpp.
+// Two statement kinds differ by type: custom statements are evaluated as a
+// formula on T, but taped by Real as one custom-adjoint entry
+// (interpreter_custom.hpp); eigen statements run Eigen on matrices of T
+// (interpreter_eigen.cpp, its own translation unit).
 //
 // Besides the outputs a run reports
 //   signature      hash of every discrete decision (branches, loop breaks,
@@ -13,7 +17,8 @@
 //                  signature evaluate the same smooth piece of the program;
 //   finite, largest  whether every value was finite, the largest |value|;
 //   regions        tapeflow::Region scopes opened;
-//   uses, kinds    how often each operation / statement kind ran (coverage).
+//   uses, kinds    how often each operation / statement kind ran (coverage);
+//   custom_uses, eigen_uses  ... and each form of custom and eigen statements.
 #pragma once
 
 #include <array>
@@ -21,13 +26,18 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <stdexcept>
 #include <type_traits>
 #include <vector>
 
 #include <tapeflow/tapeflow.hpp>
 
 #include "fused.hpp"
+#include "interpreter_custom.hpp"
 #include "program.hpp"
+#ifdef TAPEFLOW_RANDOM_EIGEN
+#include "interpreter_eigen.hpp"
+#endif
 
 namespace tapeflow_random {
 
@@ -41,7 +51,9 @@ public:
     double largest = 0;
     std::size_t regions = 0;
     std::array<std::uint64_t, std::size_t(op::count)> uses{};
-    std::array<std::uint64_t, std::size_t(stmt::region) + 1> kinds{};  ///< statements run, by kind
+    std::array<std::uint64_t, std::size_t(stmt::count)> kinds{};  ///< statements run, by kind
+    std::array<std::uint64_t, std::size_t(custom_form_count)> custom_uses{};  ///< by family x api
+    std::array<std::uint64_t, std::size_t(eigen_form_count)> eigen_uses{};    ///< by eigen_form_index
     /// Called after each top-level statement (e.g. to take tape positions).
     std::function<void()> after_statement;
     /// Called with every value computed (nodes, compound assignments), e.g.
@@ -134,6 +146,15 @@ private:
 
     void compute(const node& n, T& out);
     void exec(const statement& s);
+    void custom(const statement& s);
+    void eigen(const statement& s);
+    /// Writes the value of out.slot (moved from v); reports it like a node.
+    void put(const out_slot& o, T&& v) {
+        T& x = target(o.slot);
+        x = std::move(v);
+        if (after_value) after_value(x);
+        note(primal(x));
+    }
 
     template <class F>
     void compound(const statement& s, F f) {
@@ -339,7 +360,41 @@ void interpreter<T>::exec(const statement& s) {
         for (const statement& b : s.body) exec(b);
         break;
     }
+    case stmt::custom: custom(s); break;
+    case stmt::eigen: eigen(s); break;
+    case stmt::count: break;
     }
+}
+
+template <class T>
+void interpreter<T>::custom(const statement& s) {
+    ++custom_uses[std::size_t(s.form * int(custom_api::count) + s.api)];
+    if constexpr (std::is_same_v<T, tapeflow::Real>) {
+        tape_custom(
+            s, [this](int i) -> const T& { return slot(i); }, [this](int i) -> T& { return target(i); });
+        for (const out_slot& o : s.outs) {
+            if (after_value) after_value(target(o.slot));
+            note(primal(target(o.slot)));
+        }
+    } else {
+        std::vector<T> y;  // every output first: an output slot may be an input
+        for (std::size_t j = 0; j < s.outs.size(); ++j)
+            y.push_back(custom_value<T>(s, j, [&](std::size_t i) -> const T& {
+                return slot(s.leaves[i].slot);
+            }));
+        for (std::size_t j = 0; j < s.outs.size(); ++j) put(s.outs[j], std::move(y[j]));
+    }
+}
+
+template <class T>
+void interpreter<T>::eigen([[maybe_unused]] const statement& s) {
+#ifdef TAPEFLOW_RANDOM_EIGEN
+    ++eigen_uses[std::size_t(eigen_form_index(s.form, s.api))];
+    std::vector<T> y = eigen_results<T>(s, read_);
+    for (std::size_t j = 0; j < s.outs.size(); ++j) put(s.outs[j], std::move(y[j]));
+#else
+    throw std::logic_error("an eigen statement in a test built without Eigen (TAPEFLOW_RANDOM_EIGEN)");
+#endif
 }
 
 }  // namespace tapeflow_random

@@ -2,7 +2,9 @@
 // reports and for reading what the generator makes.
 //
 //   x0 x1 ...  inputs (read-only), v<i> variables and temporaries by slot;
-//   a shared subexpression (DAG) is printed at each use.
+//   a shared subexpression (DAG) is printed at each use; custom and eigen
+//   statements are printed as calls with their data (the formulas are in
+//   interpreter_custom.hpp and program_eigen.hpp).
 #pragma once
 
 #include <sstream>
@@ -70,6 +72,62 @@ inline std::string text(const program& p, const expr& e) {
     return out.str();
 }
 
+inline std::string leaf_text(const program& p, const leaf& l) {
+    std::ostringstream out;
+    if (l.slot >= 0)
+        out << slot_name(p, l.slot);
+    else
+        number(out, l.k);
+    return out.str();
+}
+
+/// `(a, b)` of the written slots.
+inline std::string outs_text(const program& p, const statement& s) {
+    std::string t = "(";
+    for (std::size_t j = 0; j < s.outs.size(); ++j) t += (j ? ", " : "") + slot_name(p, s.outs[j].slot);
+    return t + ")";
+}
+
+inline void custom_(std::ostream& out, const program& p, const statement& s) {
+    static const char* const families[] = {"tanh", "sin", "rational"};
+    static const char* const apis[] = {"external_function", "custom_adjoint in place",
+                                       "custom_adjoint shuffled"};
+    const std::size_t n = s.leaves.size();
+    out << outs_text(p, s) << " = custom<" << families[s.form] << ", " << apis[s.api] << ">(";
+    for (std::size_t i = 0; i < n; ++i) out << (i ? ", " : "") << leaf_text(p, s.leaves[i]);
+    out << ");  // y_j = s_j g(b_j + sum_i w_ji x_i):";
+    for (std::size_t j = 0; j < s.outs.size(); ++j) {
+        out << " [b ";
+        number(out, s.ks[j * (n + 2)]);
+        out << ", s ";
+        number(out, s.ks[j * (n + 2) + 1]);
+        out << ", w";
+        for (std::size_t i = 0; i < n; ++i) out << " ", number(out, s.ks[j * (n + 2) + 2 + i]);
+        out << "]";
+    }
+    out << "\n";
+}
+
+inline void eigen_(std::ostream& out, const program& p, const statement& s) {
+    static const char* const ops[] = {"product", "mixed_product", "array", "reduce", "solve"};
+    out << outs_text(p, s) << " = eigen<" << ops[s.form] << " " << s.api << ">(rows " << s.rows << ", cols "
+        << s.cols << ", depth " << s.depth << "; leaves";
+    for (const leaf& l : s.leaves) out << " " << leaf_text(p, l);
+    out << "; ks";
+    for (double k : s.ks) out << " ", number(out, k);
+    out << ");  // slot = squash(element):";
+    for (const out_slot& o : s.outs) {
+        out << " " << slot_name(p, o.slot) << " = ";
+        if (o.squash == 1) out << "asinh ";
+        if (o.squash == 2) out << "tanh/", number(out, o.scale), out << " ";
+        if (o.element < 0)
+            out << "sum";
+        else
+            out << "r[" << o.element << "]";
+    }
+    out << "\n";
+}
+
 inline void statements(std::ostream& out, const program& p, const std::vector<statement>& body, int indent,
                        int& slots) {
     const std::string pad(std::size_t(indent) * 2, ' ');
@@ -126,6 +184,9 @@ inline void statements(std::ostream& out, const program& p, const std::vector<st
             statements(out, p, s.body, indent + 1, slots);
             out << pad << "}\n";
             break;
+        case stmt::custom: custom_(out, p, s); break;
+        case stmt::eigen: eigen_(out, p, s); break;
+        case stmt::count: break;
         }
     }
 }

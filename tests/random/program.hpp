@@ -7,7 +7,12 @@
 //   statement kinds: assign, compound (+= -= *= /=), ++/--, assign a
 //   constant, copy, swap, rotate (moves), block (temporaries that die at its
 //   end, so identifiers get reused), branch on values, loop (optional break
-//   on a value), region (tapeflow::Region scope).
+//   on a value), region (tapeflow::Region scope), custom (1-3 slots = a
+//   smooth function of 1-4 slots, taped by tapeflow as ONE custom-adjoint
+//   entry with a hand-written reverse rule: custom_form below), eigen (a
+//   small Eigen computation on matrices of slots and literals: products,
+//   coefficient functions, reductions, solves, see eigen_op; only when the
+//   test is built with Eigen, TAPEFLOW_RANDOM_EIGEN).
 //   expression: a DAG of nodes; children come before parents, the root is the
 //   last node; an operand is a node or a literal double (a passive number).
 //
@@ -79,9 +84,67 @@ struct expr {
 // clang-format off
 enum class stmt : std::uint8_t {
     assign, add_assign, sub_assign, mul_assign, div_assign, increment, set_constant, copy, swap,
-    rotate, block, branch, loop, region
+    rotate, block, branch, loop, region, custom, eigen,
+    count
 };
 // clang-format on
+
+/// custom statement: y_j = s_j g(u_j), u_j = b_j + sum_i w_ji x_i (summed in
+/// the order of i), with g one of the families below, bounded whatever u.
+enum class custom_family : std::uint8_t { tanh, sin, rational /* u / (1 + u^2) */, count };
+/// custom statement: how tapeflow::Real tapes it (always ONE entry).
+enum class custom_api : std::uint8_t {
+    external_function,  ///< copies of the inputs in a vector, new outputs, then assigned to the slots
+    in_place,           ///< custom_adjoint: add_input(slot) ..., add_output(slot, value): writes the slots
+    shuffled,           ///< the same on the explicit tape, reserve(), a passive input first and the
+                        ///< outputs declared in reverse order (the rule's indices move)
+    count
+};
+
+/// eigen statement: the operation; `api` picks among its forms (see
+/// eigen_forms). Matrices are dynamic-size (for fixed sizes Eigen unrolls
+/// reductions depending on NumTraits costs, which differ between double and
+/// Real, and the values would differ: interpreter_eigen.cpp).
+enum class eigen_op : std::uint8_t {
+    product,        ///< api = 2 shape + large; shape 0 A*B, 1 A*x, 2 x^T*B; large: rows+cols+depth >= 20
+    mixed_product,  ///< api = 2 kind + large; kind 0 A*K, 1 K*B, 2 A*k, 3 K*x (K, k literal double)
+    array,          ///< api = pattern of array() coefficient functions of A and B (program_eigen.hpp)
+    reduce,         ///< api: sum, dot, tapeflow::dot, squaredNorm, tapeflow::squared_norm, norm,
+                    ///< tapeflow::norm, tapeflow::dot(a, k), tapeflow::dot(k, a)
+    solve,          ///< api: solve_decomposition (llt ldlt partial_piv_lu householder_qr) and
+                    ///< solve_mode (0 tapeflow's, 1 tapeflow's with a double right side, 2 Eigen's
+                    ///< own decomposition on Real, for llt and partial_piv_lu only: compile time)
+    count
+};
+/// How many forms (api values) each eigen_op has, and their index in a
+/// table of all forms (coverage).
+inline constexpr int eigen_forms[] = {6, 8, 6, 9, 10};
+inline constexpr int eigen_form_count = 6 + 8 + 6 + 9 + 10;
+inline int eigen_form_index(int op, int api) {
+    int at = 0;
+    for (int o = 0; o < op; ++o) at += eigen_forms[o];
+    return at + api;
+}
+/// The forms of eigen_op::solve: api 0-3 and 4-7 the four decompositions in
+/// modes 0 and 1, api 8 and 9 llt and partial_piv_lu in mode 2.
+inline int solve_decomposition(int api) { return api < 8 ? api % 4 : api == 8 ? 0 : 2; }
+inline int solve_mode(int api) { return api < 8 ? api / 4 : 2; }
+inline constexpr int custom_form_count = int(custom_family::count) * int(custom_api::count);
+
+/// A value read by a custom or eigen statement: slot `slot`, or the literal k when slot < 0.
+struct leaf {
+    int slot = -1;
+    double k = 0;
+};
+
+/// A slot written by a custom or eigen statement. eigen: slot = squash(element
+/// `element` (column-major) of the result, or the sum of all when < 0).
+struct out_slot {
+    int slot = 0;
+    int element = -1;
+    int squash = 0;  ///< eigen: 0 as is, 1 asinh(v), 2 scale * tanh(v / scale)
+    double scale = 1;
+};
 
 struct statement {
     stmt kind = stmt::assign;
@@ -93,6 +156,13 @@ struct statement {
     std::vector<expr> temps;             ///< block: initial values of its temporaries
     std::vector<statement> body, other;  ///< branch: then / else
     int count = 0;                       ///< loop: trip count
+    // custom and eigen statements
+    int form = 0;                        ///< custom: custom_family; eigen: eigen_op
+    int api = 0;                         ///< custom: custom_api; eigen: the form of the operation
+    int rows = 0, cols = 0, depth = 0;   ///< eigen: sizes of the operands (program_eigen.hpp)
+    std::vector<leaf> leaves;            ///< custom: the inputs x_i; eigen: matrix elements, column-major
+    std::vector<out_slot> outs;          ///< the slots written, distinct
+    std::vector<double> ks;              ///< literal coefficients (custom: b_j, s_j, w_j0 .. per output)
 };
 
 struct program {
@@ -340,7 +410,30 @@ private:
 
     // ---- statements ---------------------------------------------------------
     statement statement_(int nesting);  // program_statements.hpp
+    void custom_(statement& s);         // program_statements.hpp
+    void eigen_(statement& s);          // program_eigen.hpp
     int writable() { return between(inputs_, int(bound_.size()) - 1); }
+    /// 1 to `most` distinct writable slots (fewer when there are fewer).
+    std::vector<out_slot> distinct_writable(int most) {
+        const int n = between(1, std::min(most, int(bound_.size()) - inputs_));
+        std::vector<out_slot> w;
+        while (int(w.size()) < n) {
+            const int slot = writable();
+            if (std::none_of(w.begin(), w.end(), [&](const out_slot& o) { return o.slot == slot; }))
+                w.push_back({slot});
+        }
+        return w;
+    }
+    /// A slot of any kind (85%) or a literal; returns its magnitude bound.
+    double random_leaf(std::vector<leaf>& out) {
+        if (chance(0.85)) {
+            const int slot = between(0, int(bound_.size()) - 1);
+            out.push_back({slot, 0});
+            return bound_[std::size_t(slot)];
+        }
+        out.push_back({-1, constant()});
+        return std::fabs(out.back().k);
+    }
 
     choice_source rng_;
     generator_options o_;
@@ -352,5 +445,6 @@ private:
 
 }  // namespace tapeflow_random
 
+#include "program_eigen.hpp"
 #include "program_expressions.hpp"
 #include "program_statements.hpp"

@@ -10,12 +10,26 @@ inline statement generator::statement_(int nesting) {
     statement s;
     const int slots = int(bound_.size());
     const int writable_slots = slots - inputs_;
-    const int roll = between(0, nesting > 0 ? 99 : 64);
+    int roll = between(0, nesting > 0 ? 107 : 72);
     const auto depth = [&] { return between(1, o_.max_depth); };
     const auto body = [&](std::vector<statement>& out, int lo, int hi) {
         for (int n = between(lo, hi); n > 0; --n) out.push_back(statement_(nesting - 1));
     };
 
+    // Rolls 65 .. 72: custom adjoints and Eigen statements (custom adjoints
+    // only, without Eigen); rolls from 73 on are moved down by 8 to the
+    // nested kinds below (blocks, branches, loops, regions).
+    if (roll >= 65 && roll < 73) {
+#ifdef TAPEFLOW_RANDOM_EIGEN
+        if (roll >= 69) {
+            eigen_(s);
+            return s;
+        }
+#endif
+        custom_(s);
+        return s;
+    }
+    if (roll >= 73) roll -= 8;
     if (roll < 28 || ((roll >= 58 && roll < 65) && writable_slots < 2)) {
         s.kind = stmt::assign;
         s.target = writable();
@@ -94,6 +108,33 @@ inline statement generator::statement_(int nesting) {
         body(s.body, 1, 4);
     }
     return s;
+}
+
+inline void generator::custom_(statement& s) {
+    s.kind = stmt::custom;
+    s.form = between(0, int(custom_family::count) - 1);
+    s.api = between(0, int(custom_api::count) - 1);
+    const int slots = int(bound_.size());
+    const int n = between(1, 4);
+    for (int i = 0; i < n; ++i) s.leaves.push_back({between(0, slots - 1), 0});  // repeats allowed
+    s.outs = distinct_writable(3);
+    // In place: an output that is also an input (taped with the input's identifier).
+    if (chance(0.4)) {
+        const int x = s.leaves[std::size_t(between(0, n - 1))].slot;
+        const auto written = [&](const out_slot& o) { return o.slot == x; };
+        if (x >= inputs_ && std::none_of(s.outs.begin(), s.outs.end(), written)) s.outs[0].slot = x;
+    }
+    // Per output j: b_j, s_j, then w_ji scaled by the bound of x_i, so that
+    // u_j stays of order 1 (tanh and sin neither saturate nor oscillate fast).
+    for (std::size_t j = 0; j < s.outs.size(); ++j) {
+        s.ks.push_back(uniform(-1, 1));
+        s.ks.push_back(nonzero_literal(0.5, 3));
+        for (const leaf& x : s.leaves)
+            s.ks.push_back(uniform(-1.5, 1.5) / std::fmax(1.0, bound_[std::size_t(x.slot)]));
+    }
+    const double peak = s.form == int(custom_family::rational) ? 0.5 : 1;  // of |g|
+    for (std::size_t j = 0; j < s.outs.size(); ++j)
+        bound_[std::size_t(s.outs[j].slot)] = std::fabs(s.ks[j * (s.leaves.size() + 2) + 1]) * peak;
 }
 
 }  // namespace tapeflow_random

@@ -2,10 +2,18 @@
 //
 // Thousands of random programs (program.hpp) run three ways:
 //   tapeflow::Real  reverse mode: the whole gradient in one sweep, under
-//                   several tape configurations (check.hpp);
+//                   several tape configurations (check.hpp): tile sizes,
+//                   scratchpad, memory budgets that spill, zstd compression
+//                   of the spill file (when built with libzstd), prefetch
+//                   thread on and off;
 //   dual numbers    forward mode, one run per input: the reference;
 //   double          central finite differences (Richardson-extrapolated),
 //                   where the program is smooth around the point.
+// Besides scalar statements the programs have custom adjoints (taped by Real
+// as one entry with a hand-written reverse rule, which the dual numbers
+// check) and, when built with Eigen, Eigen products, coefficient functions,
+// reductions and solves (tapeflow's one-entry products, dot products, norms
+// and factorizations for Real, Eigen's own code for the others).
 // Reverse == dual to 1e-10 relative (plus 1e-12 of the magnitude of the terms
 // summed, for cancellation), finite differences == dual and reverse to 1e-5
 // relative. Counts go to stdout (one line per test case) and to Catch2.
@@ -82,14 +90,19 @@ TEST_CASE("random programs: reverse gradient == dual numbers == finite differenc
         "%llu gradient entries (%llu nonzero), %llu comparisons (%zu tape configurations): "
         "%llu reverse/dual mismatches, %llu value mismatches; finite differences: %llu checked, %llu skipped "
         "near kinks, %llu unsteady, %llu mismatches; worst error/tolerance %.2g (reverse) "
-        "%.2g (finite differences); %llu statements recorded, %llu tiles of 1024 bytes, %llu "
-        "tiles spilled; %.2f s\n",
+        "%.2g (finite differences); %llu statements recorded (%llu custom-adjoint entries), %llu tiles "
+        "of 1024 bytes, %llu tiles spilled (%llu compressed: %llu bytes to %llu); %llu custom and %llu "
+        "Eigen statements run; %.2f s\n",
         (unsigned long long)t.programs, (unsigned long long)t.rejected, (unsigned long long)t.inputs,
         (unsigned long long)t.nonzero, (unsigned long long)t.entries, differential::configurations,
         (unsigned long long)t.ad_mismatches, (unsigned long long)t.value_mismatches,
         (unsigned long long)t.fd_checked, (unsigned long long)t.fd_kinks, (unsigned long long)t.fd_unsteady,
         (unsigned long long)t.fd_mismatches, t.worst_ad, t.worst_fd, (unsigned long long)t.statements,
-        (unsigned long long)t.small_tiles, (unsigned long long)t.spilled_tiles, elapsed);
+        (unsigned long long)t.externals, (unsigned long long)t.small_tiles,
+        (unsigned long long)t.spilled_tiles, (unsigned long long)t.compressed_tiles,
+        (unsigned long long)t.plain_tile_bytes, (unsigned long long)t.compressed_bytes,
+        (unsigned long long)t.kinds[std::size_t(tapeflow_random::stmt::custom)],
+        (unsigned long long)t.kinds[std::size_t(tapeflow_random::stmt::eigen)], elapsed);
     report_failures(d);
 
     INFO("programs " << t.programs << ", rejected " << t.rejected << ", gradient entries " << t.entries
@@ -108,16 +121,32 @@ TEST_CASE("random programs: reverse gradient == dual numbers == finite differenc
         // The tiny tiles are crossed: on average several tiles per recording.
         CHECK(t.small_tiles >= 2 * (t.programs - t.rejected));
         // The memory budgets send tiles to the spill file (configurations 5
-        // and 6 run for every slow_stride-th program).
+        // to 8 run for every slow_stride-th program), compressed in 7 and 8.
         CHECK(t.spilled_tiles * differential::slow_stride >= 2 * (t.programs - t.rejected));
-        // Every operation and every statement kind of the generator ran.
+        if (tapeflow_random::with_zstd) {
+            CHECK(t.compressed_tiles * differential::slow_stride >= t.programs - t.rejected);
+            CHECK(t.compressed_bytes < t.plain_tile_bytes);
+        }
+        // Custom and Eigen statements put entries on the tape.
+        CHECK(t.externals > 0);
+        // Every operation and every statement kind of the generator ran, and
+        // every form of the custom and Eigen statements.
         for (std::size_t o = 0; o < t.uses.size(); ++o) {
             INFO("operation " << tapeflow_random::name(tapeflow_random::op(o)) << " (" << o << ")");
             CHECK(t.uses[o] > 0);
         }
         for (std::size_t k = 0; k < t.kinds.size(); ++k) {
+            if (k == std::size_t(tapeflow_random::stmt::eigen) && !tapeflow_random::with_eigen) continue;
             INFO("statement kind " << k);
             CHECK(t.kinds[k] > 0);
+        }
+        for (std::size_t f = 0; f < t.custom_uses.size(); ++f) {
+            INFO("custom statement form " << f << " (family " << f / 3 << ", api " << f % 3 << ")");
+            CHECK(t.custom_uses[f] > 0);
+        }
+        for (std::size_t f = 0; tapeflow_random::with_eigen && f < t.eigen_uses.size(); ++f) {
+            INFO("eigen statement form " << f << " (eigen_form_index)");
+            CHECK(t.eigen_uses[f] > 0);
         }
     }
 }
@@ -138,11 +167,11 @@ TEST_CASE("random vector programs: jacobian == dual numbers", "[random]") {
     const auto& t = d.tally;
     std::printf(
         "random_program_test: %llu vector programs (%llu rejected), %llu jacobian entries, "
-        "%llu comparisons (4 tape configurations), %llu mismatches, %llu value mismatches; "
+        "%llu comparisons (%d tape configurations), %llu mismatches, %llu value mismatches; "
         "%.2f s\n",
         (unsigned long long)t.programs, (unsigned long long)t.rejected, (unsigned long long)t.cells,
-        (unsigned long long)t.entries, (unsigned long long)t.ad_mismatches,
-        (unsigned long long)t.value_mismatches, seconds_since(start));
+        (unsigned long long)t.entries, tapeflow_random::with_zstd ? 5 : 4,
+        (unsigned long long)t.ad_mismatches, (unsigned long long)t.value_mismatches, seconds_since(start));
     report_failures(d);
 
     INFO("vector programs " << t.programs << ", jacobian entries " << t.entries);
