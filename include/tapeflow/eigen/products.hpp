@@ -16,8 +16,9 @@
 // matrices), not n^3 statements, and runs at double speed both ways. This
 // also makes the mixed products compile, which Eigen 3.4 cannot do for a
 // custom scalar (its blocked kernel needs packet arithmetic between the two
-// scalar types). Small products (rows + cols + depth < 20) and lazyProduct()
-// stay coefficient-wise: Eigen's coefficient-based product, taped per scalar
+// scalar types). A dynamic matrix times a vector (or a row vector times a
+// matrix) reaches GEMV at any size, so it is one entry even when small. Small matrix products (rows + cols + depth
+// < 20) and lazyProduct() stay coefficient-wise: Eigen's coefficient-based product, taped per scalar
 // operation (about 3 to 4 records per multiply-add, counting the copies of
 // Real temporaries that Eigen makes).
 #pragma once
