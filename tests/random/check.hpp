@@ -64,6 +64,7 @@ struct tallies {
     std::uint64_t entries = 0;  ///< comparisons of a reverse derivative with the reference
     std::uint64_t ad_mismatches = 0, value_mismatches = 0, errors = 0;
     std::uint64_t fd_checked = 0, fd_kinks = 0, fd_unsteady = 0, fd_mismatches = 0;
+    std::uint64_t fd_nonlinear = 0;  ///< of fd_unsteady: some value of the program is not linear at h
     std::uint64_t statements = 0, small_tiles = 0, spilled_tiles = 0;
     std::uint64_t externals = 0;  ///< custom-adjoint entries (custom and eigen statements) recorded
     std::uint64_t compressed_tiles = 0, compressed_bytes = 0;  ///< spilled with zstd, bytes on disk
@@ -366,6 +367,16 @@ private:
     }
 
     void finite_differences(const program& p, const reference& r, const std::vector<double>& reverse);
+
+    /// Whether every value the program computes moves linearly over the
+    /// stencil: its central differences at steps h, 2h and 4h (values[s][0]
+    /// at x + 2^s h e_i, values[s][1] at x - 2^s h e_i) agree to a tenth.
+    /// The output's differences can look steady while a value inside is far
+    /// from linear (the tangents of a chaotic loop reach 1e12, then a
+    /// saturated tanh brings the output's back to 1e2; a bump narrower than
+    /// h): then they do not measure the derivative, and there is no verdict.
+    /// Only double runs: a wrong dual formula cannot hide behind this.
+    static bool linear_at(double h, const std::vector<double> (&values)[3][2]);
 
     /// d output / d input i, leaving out values that change by less than a
     /// quarter ulp when input i moves by h.

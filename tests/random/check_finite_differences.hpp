@@ -18,6 +18,7 @@ inline void differential::finite_differences(const program& p, const reference& 
         // has error O(s^4), so R(h) - R(2h) estimates 15 times the error of R(h).
         const double h = 5e-5 * std::fmax(1.0, std::fabs(r.x[i]));
         double d[3], curvature[3];  // D(s) and second differences (f(x+s) - 2 f(x) + f(x-s)) / s^2
+        std::vector<double> values[3][2];  // every value the program computes, at x + s and x - s
         bool same_path = true;
         for (int s = 0; s < 3 && same_path; ++s) {
             const double step = h * double(1 << s);
@@ -26,6 +27,8 @@ inline void differential::finite_differences(const program& p, const reference& 
                 std::vector<double> x = r.x;
                 x[i] += side == 0 ? step : -step;
                 interpreter<double> run(p);
+                std::vector<double>& trace = values[s][side];
+                run.after_value = [&trace](double& v) { trace.push_back(v); };
                 f[side] = run.run(x)[0];
                 same_path = same_path && run.signature == r.signature && run.finite;
             }
@@ -34,6 +37,11 @@ inline void differential::finite_differences(const program& p, const reference& 
         }
         if (!same_path) {  // a branch, a kink or a jump lies within 4h
             ++tally.fd_kinks;
+            continue;
+        }
+        if (!linear_at(h, values)) {
+            ++tally.fd_unsteady;
+            ++tally.fd_nonlinear;
             continue;
         }
         // What differences of step h can see: the derivative with the tangent
@@ -88,6 +96,27 @@ inline void differential::finite_differences(const program& p, const reference& 
             }
         }
     }
+}
+
+inline bool differential::linear_at(double h, const std::vector<double> (&values)[3][2]) {
+    const std::size_t n = values[0][0].size();
+    for (const auto& step : values)
+        if (step[0].size() != n || step[1].size() != n) return false;
+    for (std::size_t k = 0; k < n; ++k) {
+        double difference[3], size = 0, scale = 0;
+        for (int s = 0; s < 3; ++s) {
+            difference[s] = (values[s][0][k] - values[s][1][k]) / (2 * h * double(1 << s));
+            size = std::fmax(size, std::fabs(difference[s]));
+            scale = std::fmax(scale, std::fmax(std::fabs(values[s][0][k]), std::fabs(values[s][1][k])));
+        }
+        // A smooth value's differences at h and 4h differ by 5 h^2 f''' / 2; a
+        // tenth of the derivative is far beyond that. Rounding noise: some
+        // ulps of the value over h.
+        const double noise = 1e-11 * (1 + scale) / h;
+        for (int s = 1; s < 3; ++s)
+            if (!(std::fabs(difference[s] - difference[0]) <= 0.1 * size + noise)) return false;
+    }
+    return true;
 }
 
 }  // namespace tapeflow_random

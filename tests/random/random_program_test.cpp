@@ -89,7 +89,7 @@ TEST_CASE("random programs: reverse gradient == dual numbers == finite differenc
         "random_program_test: %llu scalar programs (%llu rejected: values too large), "
         "%llu gradient entries (%llu nonzero), %llu comparisons (%zu tape configurations): "
         "%llu reverse/dual mismatches, %llu value mismatches; finite differences: %llu checked, %llu skipped "
-        "near kinks, %llu unsteady, %llu mismatches; worst error/tolerance %.2g (reverse) "
+        "near kinks, %llu unsteady (%llu not linear at the step), %llu mismatches; worst error/tolerance %.2g (reverse) "
         "%.2g (finite differences); %llu statements recorded (%llu custom-adjoint entries), %llu tiles "
         "of 1024 bytes, %llu tiles spilled (%llu compressed: %llu bytes to %llu); %llu custom and %llu "
         "Eigen statements run; %.2f s\n",
@@ -97,6 +97,7 @@ TEST_CASE("random programs: reverse gradient == dual numbers == finite differenc
         (unsigned long long)t.nonzero, (unsigned long long)t.entries, differential::configurations,
         (unsigned long long)t.ad_mismatches, (unsigned long long)t.value_mismatches,
         (unsigned long long)t.fd_checked, (unsigned long long)t.fd_kinks, (unsigned long long)t.fd_unsteady,
+        (unsigned long long)t.fd_nonlinear,
         (unsigned long long)t.fd_mismatches, t.worst_ad, t.worst_fd, (unsigned long long)t.statements,
         (unsigned long long)t.externals, (unsigned long long)t.small_tiles,
         (unsigned long long)t.spilled_tiles, (unsigned long long)t.compressed_tiles,
