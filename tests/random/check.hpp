@@ -31,7 +31,8 @@
 //              differences can resolve the derivative (else "unsteady", no
 //              verdict: not smooth at the scale of h, dominated by rounding
 //              noise, or carried by values that move by less than an ulp, as
-//              a saturated erf whose tiny slope a loop then amplifies):
+//              a saturated erf whose tiny slope a loop then amplifies, or
+//              some value inside not linear over the stencil: linear_at):
 //              == dual and == reverse within 1e-5.
 //   values     the double, dual and reverse runs compute bit-identical values.
 #pragma once
