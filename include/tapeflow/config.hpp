@@ -26,6 +26,12 @@
 #endif
 #endif
 
+#ifndef TAPEFLOW_HARDWARE_MODEL
+// 1: tapes tell a tape_observer (tape_options::observer, hw/observer.hpp) of
+// every tile movement; 0 compiles the hook out (to measure what it costs).
+#define TAPEFLOW_HARDWARE_MODEL 1
+#endif
+
 #if defined(__GNUC__) || defined(__clang__)
 #define TAPEFLOW_ALWAYS_INLINE inline __attribute__((always_inline))
 #define TAPEFLOW_COLD __attribute__((noinline, cold))
@@ -48,5 +54,7 @@ inline constexpr std::size_t min_tile_bytes = 1024;
 inline constexpr std::size_t merge_limit = TAPEFLOW_MERGE_LIMIT;
 /// Whether the (slow) per-statement debug checks are compiled in.
 inline constexpr bool debug_checks = TAPEFLOW_DEBUG_CHECKS != 0;
+/// Whether tapes call tape_options::observer (the hardware-model hook).
+inline constexpr bool hardware_model_hook = TAPEFLOW_HARDWARE_MODEL != 0;
 
 }  // namespace tapeflow

@@ -31,9 +31,11 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../error.hpp"
+#include "../hw/observer.hpp"
 #include "../tape/options.hpp"
 #include "../tape/tile.hpp"
 #include "prefetcher.hpp"
@@ -62,6 +64,7 @@ public:
           copy_through_(options.scratchpad),
           memory_(options.tile_bytes),
           spill_(options.io ? options.io : std::make_shared<spill_io>(), directory(options), options.codec),
+          observer_(hardware_model_hook ? options.observer : nullptr),
           prefetcher_(options.prefetch && streaming_) {
         if (streaming_) {
             const std::size_t fixed = 2 * tile_bytes_ + spill_.buffer_bytes(tile_bytes_);
@@ -99,6 +102,7 @@ public:
 
     /// Finishes the open tile with `used` bytes and moves it out.
     void close_tile(std::size_t used) {
+        tell([&](tape_observer& o) { o.tile_finished(entries_.size(), used); });
         if (!streaming_) {
             entries_.push_back({false, memory_.size() - 1, 0, used});
             open_ = nullptr;
@@ -109,9 +113,15 @@ public:
         if (memory_.size() < max_memory_tiles_) {
             std::byte* to = memory_.push().data();
             note_resident();
+            tell([&](tape_observer& o) {
+                o.tile_moved(entries_.size(), used, memory_level::sram, memory_level::dram);
+            });
             entries_.push_back({false, memory_.size() - 1, 0, used});
             moving_[half_] = prefetcher_.submit([to, from, used] { stream_copy(to, from, used); });
         } else {
+            tell([&](tape_observer& o) {
+                o.tile_moved(entries_.size(), used, memory_level::sram, memory_level::file);
+            });
             entries_.push_back({true, 0, file_end_, used});
             const std::uint64_t at = file_end_;
             file_end_ += spill_.reserved_bytes(used);
@@ -158,7 +168,10 @@ public:
             for (std::size_t t = from_tile + 1; t-- > to_tile;) {
                 if (t > entries_.size() || (t == entries_.size() && open_ == nullptr)) continue;
                 const std::byte* data = t == entries_.size() ? open_ : memory_[entries_[t].slot].data();
-                const auto [begin, end] = range(t, t == entries_.size() ? from_offset : entries_[t].used);
+                const std::pair<std::size_t, std::size_t> r =
+                    range(t, t == entries_.size() ? from_offset : entries_[t].used);
+                const std::size_t begin = r.first, end = r.second;  // lambdas cannot capture bindings in C++17
+                tell([&](tape_observer& o) { o.layer(t, data, begin, end, memory_level::dram); });
                 f(data, begin, end, double(from_tile + 1 - t) / double(total));
             }
             return;
@@ -171,6 +184,9 @@ public:
         auto stage = [&](std::size_t t, int half) -> prefetcher::ticket {
             const entry e = entries_[t];
             std::byte* to = arena_[half]->data();
+            tell([&](tape_observer& o) {
+                o.tile_moved(t, e.used, e.in_file ? memory_level::file : memory_level::dram, memory_level::sram);
+            });
             if (e.in_file) {
                 ++stats_.tiles_read_back;
                 return prefetcher_.submit([this, to, e] { spill_.read(to, e.used, e.offset); });
@@ -193,16 +209,20 @@ public:
         stage_next(last + 1);
         try {
             for (std::size_t t = last + 1; t-- > to_tile;) {
-                const auto [begin, end] = range(t, entries_[t].used);
+                const std::pair<std::size_t, std::size_t> r = range(t, entries_[t].used);
+                const std::size_t begin = r.first, end = r.second;
                 if (staged(t)) {
                     // t was staged into `half`; stage the next one into the other
                     stats_.sweep_wait_seconds += prefetcher_.wait(pending);
                     const std::byte* data = arena_[half]->data();
                     half = 1 - half;
                     stage_next(t);
+                    tell([&](tape_observer& o) { o.layer(t, data, begin, end, memory_level::sram); });
                     f(data, begin, end, double(from_tile + 1 - t) / double(total));
                 } else {
-                    f(memory_[entries_[t].slot].data(), begin, end, double(from_tile + 1 - t) / double(total));
+                    const std::byte* data = memory_[entries_[t].slot].data();
+                    tell([&](tape_observer& o) { o.layer(t, data, begin, end, memory_level::dram); });
+                    f(data, begin, end, double(from_tile + 1 - t) / double(total));
                 }
             }
         } catch (...) {
@@ -226,6 +246,7 @@ public:
     /// tiles after it are forgotten. Returns its buffer.
     std::byte* reopen(std::size_t t, std::size_t offset) {
         prefetcher_.drain();
+        tell([&](tape_observer& o) { o.tile_reopened(t); });
         const entry e = entries_[t];
         if (!streaming_) {
             memory_.truncate(e.slot + 1);
@@ -236,9 +257,11 @@ public:
         half_ = 0;
         std::byte* to = arena_[0]->data();
         if (e.in_file) {
+            tell([&](tape_observer& o) { o.tile_moved(t, e.used, memory_level::file, memory_level::sram); });
             prefetcher_.wait(prefetcher_.submit([this, to, e] { spill_.read(to, e.used, e.offset); }));
             file_end_ = e.offset;
         } else {
+            tell([&](tape_observer& o) { o.tile_moved(t, offset, memory_level::dram, memory_level::sram); });
             std::memcpy(to, memory_[e.slot].data(), offset);
             memory_.truncate(e.slot);
         }
@@ -261,6 +284,7 @@ public:
 
     /// Forgets every tile (memory is kept) and any error of the prefetcher.
     void clear() {
+        tell([](tape_observer& o) { o.cleared(); });
         prefetcher_.clear_error();
         entries_.clear();
         memory_.truncate(0);
@@ -282,6 +306,15 @@ public:
         return s;
     }
     bool thread_started() const noexcept { return prefetcher_.thread_started(); }
+    /// On-chip bytes of the scratchpad (two tiles), 0 in direct mode.
+    std::size_t scratchpad_bytes() const noexcept { return streaming_ ? 2 * tile_bytes_ : 0; }
+
+    /// Calls f(observer) when the tape has an observer (hw/observer.hpp).
+    template <class F>
+    void tell(F&& f) {
+        if constexpr (hardware_model_hook)
+            if (observer_) f(*observer_);
+    }
 
 private:
     struct entry {
@@ -321,6 +354,7 @@ private:
     std::uint64_t file_end_ = 0;
     spill_file spill_;
     stream_statistics stats_;
+    std::shared_ptr<tape_observer> observer_;  // tape_options::observer (may be empty)
     prefetcher prefetcher_;       // last: its thread stops before the buffers go
 };
 

@@ -22,6 +22,7 @@ namespace tapeflow {
 
 class spill_io;
 class tile_codec;
+class tape_observer;
 
 /// What a progress callback is told (on the recording thread, once per tile).
 struct tape_progress {
@@ -65,6 +66,10 @@ struct tape_options {
     /// from tapeflow/stream/zstd_codec.hpp (opt-in, needs libzstd). Empty:
     /// tiles are spilled as they are. Its buffer counts toward the budget.
     std::shared_ptr<tile_codec> codec;
+    /// Told of every movement of tape data (hw/observer.hpp), e.g. a
+    /// tapeflow::hardware_model (hw/hardware_model.hpp) that counts bytes
+    /// and energy per memory level. Empty: nothing is told (no cost).
+    std::shared_ptr<tape_observer> observer;
 };
 
 }  // namespace tapeflow

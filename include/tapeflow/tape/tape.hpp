@@ -41,6 +41,7 @@
 #include "../config.hpp"
 #include "../error.hpp"
 #include "../expr/expression.hpp"
+#include "../hw/observer.hpp"
 #include "../stream/tile_stream.hpp"
 #include "external.hpp"
 #include "identifier_pool.hpp"
@@ -262,11 +263,13 @@ public:
         Scalar* adjoint = adjoints_.data();
         const auto& progress = options_.progress;
         const sweeping_scope scope(sweeping_);
+        stream_.tell([&](tape_observer& o) { tell_sweep_begins(o, end); });
         stream_.read_reverse(from.tile, from.offset, to.tile, to.offset,
                              [&](const std::byte* data, std::size_t begin, std::size_t end, double done) {
                                  sweep_records(data + end, data + begin, adjoint);
                                  if (progress) report(tape_progress::phase::sweeping, done);
                              });
+        stream_.tell([](tape_observer& o) { o.sweep_ends(); });
     }
 
     // ---- reset --------------------------------------------------------------
@@ -291,6 +294,7 @@ public:
             forget_records();
             return;
         }
+        tell_recorded();
         if (to.tile < stream_.count()) {  // the position is in a finished tile: reopen it
             tile_begin_ = stream_.reopen(to.tile, to.offset);
             tile_end_ = tile_begin_ + options_.tile_bytes;
@@ -301,6 +305,7 @@ public:
         statements_ = to.statements;
         long_records_ = to.long_records;
         bytes_before_tile_ = to.bytes - to.offset;
+        if (observed_bytes_ > to.bytes) observed_bytes_ = to.bytes;
         regions_.truncate(to);
         if (to.externals < externals_.size())
             externals_.erase(externals_.begin() + std::ptrdiff_t(to.externals), externals_.end());
@@ -455,14 +460,38 @@ private:
 
     // Empties the tape (memory kept); adjoints are left as they are.
     void forget_records() {
+        tell_recorded();
         stream_.clear();
         cursor_ = tile_end_ = tile_begin_ = nullptr;
         statements_ = 0;
         long_records_ = 0;
         bytes_before_tile_ = 0;
+        observed_bytes_ = 0;
         regions_.clear();
         externals_.clear();
         ids_.tape_emptied();
+    }
+
+    // The observer (hw/observer.hpp) learns of the records written since it
+    // was last told: before a sweep, and before a reset drops records.
+    void tell_recorded() {
+        stream_.tell([&](tape_observer& o) {
+            const std::uint64_t bytes = get_position().bytes;
+            const memory_level level = stream_.streaming() ? memory_level::sram : memory_level::dram;
+            if (bytes > observed_bytes_) o.recorded(bytes - observed_bytes_, level);
+            observed_bytes_ = bytes;
+        });
+    }
+    void tell_sweep_begins(tape_observer& o, const position& end) {
+        tell_recorded();
+        sweep_context c;
+        c.regions = &regions_;
+        c.record_bytes = end.bytes;
+        c.adjoint_bytes = sizeof(Scalar);
+        c.adjoint_count = adjoints_.size();
+        c.scratchpad_bytes = stream_.scratchpad_bytes();
+        c.tile_bytes = options_.tile_bytes;
+        o.sweep_begins(c);
     }
 
     void grow_adjoints() {
@@ -611,6 +640,7 @@ private:
     std::uint64_t statements_ = 0;
     std::uint64_t long_records_ = 0;       // records with k >= 31 (8-byte header)
     std::uint64_t bytes_before_tile_ = 0;  // record bytes in the tiles before the current one
+    std::uint64_t observed_bytes_ = 0;     // record bytes the observer was told of
 
     tile_stream stream_;  // where the tiles live (memory, scratchpad, spill file)
     identifier_pool ids_;
