@@ -11,12 +11,19 @@
 //   tapeflow::custom_adjoint / external_function
 //                     tape a block of work on doubles as one entry with
 //                     a reverse rule you write (custom_adjoint.hpp).
+//   tapeflow::hardware_model
+//                     counts the bytes a tape moves per memory level
+//                     (SRAM, DRAM, file) and their energy; attach it with
+//                     tape_options::observer (hw/hardware_model.hpp;
+//                     hw/report.hpp prints it, needs fmt).
 //   #include <tapeflow/eigen.hpp> (opt-in) for Eigen matrices of Real.
 //   basic_real<float>, basic_real<long double> (RealF, RealL) and their
 //   tapes, for other precisions.
 //
 // Layout: expr/ builds expression trees and their partials, tape/ stores the
-// records in tiles and sweeps them; docs/ explains both.
+// records in tiles and sweeps them, stream/ moves tiles (scratchpad, FIFO,
+// spill file, prefetch thread), hw/ models the memory hierarchy; docs/
+// explains each.
 #pragma once
 
 #include "config.hpp"
@@ -27,6 +34,7 @@
 #include "expr/binary_operators.hpp"
 #include "expr/comparisons.hpp"
 #include "expr/unary_functions.hpp"
+#include "hw/hardware_model.hpp"
 #include "real.hpp"
 #include "std.hpp"
 #include "tape/region.hpp"

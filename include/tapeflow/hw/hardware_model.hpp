@@ -1,0 +1,486 @@
+// tapeflow/hw/hardware_model.hpp - counts the bytes a tape moves at each
+// memory level and their energy, and the same recording accounted as a
+// conventional tape, for comparison.
+//
+// **Example**:
+//   auto model = std::make_shared<tapeflow::hardware_model>();
+//   tapeflow::tape_options options;
+//   options.scratchpad = true;    // the tapeflow layout: tiles via the scratchpad
+//   options.observer = model;
+//   tapeflow::tape tape(options);
+//   ... record, sweep ...
+//   model->tapeflow().energy_pj, model->conventional().energy_pj
+//   tapeflow::print_report(*model);  // hw/report.hpp (needs fmt)
+//
+// What is counted (bytes, by level: SRAM, DRAM, file):
+//
+//   tapeflow layout (what the tape does)
+//     recording    records written into the scratchpad (SRAM) or, without
+//                  one, straight into tiles in memory (DRAM)
+//     tile moves   scratchpad -> memory or file: SRAM read + DRAM/file write
+//                  memory or file -> scratchpad: DRAM/file read + SRAM write
+//     sweep        each layer's record bytes read where they are (SRAM when
+//                  staged, else from memory through the cache); adjoints through a
+//                  cache of sram_bytes minus the scratchpad
+//
+//   conventional layout (the reference: structure of arrays, whole tape in
+//   DRAM, as in tapes with separate statement/argument streams)
+//     per statement 8 header bytes (lhs, k) + per pair 4 identifier bytes and
+//     sizeof(Scalar) partial bytes, three streams written to DRAM while
+//     recording and read backwards through ONE cache of sram_bytes, which
+//     the adjoints share
+//
+//   caches: fully associative LRU of line_bytes lines (lru_stack.hpp). An
+//   adjoint access is a read-modify-write of one Scalar (SRAM read + write);
+//   a miss reads a line from DRAM (and fills it: SRAM write); every adjoint
+//   line is dirty, so each line the cache evicted was written back (SRAM
+//   read + DRAM write), counted in the totals when a sweep ends. Lines still
+//   cached then are not written back. Tape lines are clean.
+//
+//   every record's adjoint accesses are counted as if its adjoint were not
+//   zero (the sweep skips the pairs of a record whose adjoint is 0; the
+//   model sees records, not values). An external entry (custom adjoint)
+//   counts its 8-byte record; the work of its reverse rule is not seen.
+//
+// Results: totals per layout, per region (records outside every region are
+// region 0, "(outside regions)"; a record counts toward its innermost
+// region), per layer (one per tile swept), SRAM needed and peak on-chip
+// bytes. One model per tape; it is called on the tape's thread.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../error.hpp"
+#include "../tape/record.hpp"
+#include "../tape/region_table.hpp"
+#include "hardware_config.hpp"
+#include "lru_stack.hpp"
+#include "observer.hpp"
+
+namespace tapeflow {
+
+/// Bytes read and written at each memory level.
+struct traffic {
+    std::array<std::uint64_t, memory_level_count> read{}, written{};
+    std::uint64_t records = 0;  ///< records swept
+
+    std::uint64_t bytes(memory_level l) const noexcept {
+        return read[std::size_t(l)] + written[std::size_t(l)];
+    }
+    /// Picojoules: the bytes at each level times its energy per byte.
+    double energy_pj(const hardware_config& c) const noexcept {
+        return double(bytes(memory_level::sram)) * c.sram_pj_per_byte +
+               double(bytes(memory_level::dram)) * c.dram_pj_per_byte +
+               double(bytes(memory_level::file)) * c.file_pj_per_byte;
+    }
+    traffic& operator+=(const traffic& o) noexcept {
+        for (std::size_t l = 0; l < memory_level_count; ++l) {
+            read[l] += o.read[l];
+            written[l] += o.written[l];
+        }
+        records += o.records;
+        return *this;
+    }
+};
+
+/// What one layout needed.
+struct layout_summary {
+    traffic total;
+    double energy_pj = 0;
+    std::uint64_t tape_bytes_written = 0;  ///< record bytes written by recording
+    std::uint64_t tape_bytes_swept = 0;    ///< record bytes read by sweeps
+    std::uint64_t adjoint_accesses = 0;
+    std::uint64_t adjoint_misses = 0;      ///< of which missed the cache
+    std::uint64_t write_backs = 0;         ///< dirty adjoint lines evicted (line_bytes each)
+    /// Smallest power-of-two cache (bytes) at which needed_hit_fraction of
+    /// the adjoint re-references hit, plus the scratchpad (tapeflow layout).
+    std::uint64_t sram_needed_bytes = 0;
+    /// Most on-chip bytes in use: scratchpad + cached lines.
+    std::uint64_t peak_on_chip_bytes = 0;
+};
+
+/// Traffic of one region, both layouts.
+struct region_traffic {
+    std::string label;          ///< "(outside regions)" for index 0
+    std::size_t depth = 0;
+    traffic tapeflow, conventional;
+};
+
+/// Traffic of one layer (one tile swept): its staging and its records.
+struct layer_traffic {
+    std::size_t sweep = 0;  ///< 0 for the first sweep the model saw
+    std::size_t tile = 0;
+    memory_level level = memory_level::dram;  ///< where the sweep read it
+    traffic tapeflow;
+};
+
+template <class Scalar>
+class basic_hardware_model : public tape_observer {
+public:
+    using layout = record_layout<Scalar>;
+    /// Bytes of one conventional statement header (lhs + k).
+    static constexpr std::size_t conventional_header_bytes = 8;
+
+    explicit basic_hardware_model(const hardware_config& config = {}) : config_(config) { clear(); }
+    // Copying a model attached to a tape would split its events; share it
+    // through the std::shared_ptr of tape_options::observer instead.
+    basic_hardware_model(const basic_hardware_model&) = delete;
+    basic_hardware_model& operator=(const basic_hardware_model&) = delete;
+
+    const hardware_config& config() const noexcept { return config_; }
+
+    /// The tapeflow layout: what the tape did.
+    layout_summary tapeflow() const { return summary(flow_, flow_cache_, scratchpad_peak_); }
+    /// The same recording as a conventional structure-of-arrays tape.
+    layout_summary conventional() const { return summary(conv_, conv_cache_, 0); }
+    /// Per region; index i + 1 is region i of the tape's region table.
+    const std::vector<region_traffic>& regions() const noexcept { return regions_; }
+    /// Per layer, in sweep order.
+    const std::vector<layer_traffic>& layers() const noexcept { return layers_; }
+
+    /// Sets every count to zero (keeps the configuration and what the model
+    /// knows of the tape's tiles). Records already recorded are not counted
+    /// again: clear between recordings to count one recording alone.
+    void clear() {
+        flow_ = conv_ = counts{};
+        flow_cache_ = conv_cache_ = cache{};
+        scratchpad_peak_ = 0;
+        regions_.assign(1, region_traffic{});
+        regions_[0].label = "(outside regions)";
+        layers_.clear();
+        staged_.clear();
+        sweeps_ = 0;
+    }
+
+    // ---- tape_observer ------------------------------------------------------
+
+    void recorded(std::uint64_t bytes, memory_level level) override {
+        flow_.total.written[std::size_t(level)] += bytes;
+        flow_.tape_written += bytes;
+        new_bytes_ = bytes;
+    }
+    void tile_finished(std::size_t tile, std::size_t used) override {
+        if (tile_start_.size() < tile + 1) tile_start_.resize(tile + 1, tile_start_.back());
+        tile_start_.resize(tile + 2);
+        tile_start_[tile + 1] = tile_start_[tile] + used;
+    }
+    void tile_moved(std::size_t tile, std::size_t bytes, memory_level from, memory_level to) override {
+        traffic t;
+        t.read[std::size_t(from)] += bytes;
+        t.written[std::size_t(to)] += bytes;
+        flow_.total += t;
+        if (sweeping_) staged_.emplace_back(tile, t);  // attributed to the layer of `tile`
+    }
+    void sweep_begins(const sweep_context& c) override {
+        if (c.adjoint_bytes != sizeof(Scalar))
+            throw usage_error("a basic_hardware_model<S> reads the records of a tape of S: attach "
+                              "basic_hardware_model<float> to a tape_f, basic_hardware_model<long double> "
+                              "to a tape_l (this model's S has " + std::to_string(sizeof(Scalar)) +
+                              " bytes, the tape's " + std::to_string(c.adjoint_bytes) + ")");
+        sweeping_ = true;
+        context_ = c;
+        // records past what was recorded before the last recorded() are new
+        const std::uint64_t new_from = c.record_bytes - std::min(new_bytes_, c.record_bytes);
+        new_bytes_ = 0;
+        cut_written(new_from);
+        swept_begin_ = std::numeric_limits<std::uint64_t>::max();
+        swept_end_ = 0;
+        scratchpad_peak_ = std::max<std::uint64_t>(scratchpad_peak_, c.scratchpad_bytes);
+        const std::size_t lines = config_.sram_bytes / config_.line_bytes;
+        const std::size_t pad_lines = (c.scratchpad_bytes + config_.line_bytes - 1) / config_.line_bytes;
+        flow_cache_.capacity = lines > pad_lines ? lines - pad_lines : 0;
+        conv_cache_.capacity = lines;
+        // conventional stream cursors: fresh per sweep (positions count down)
+        conv_statement_ = conv_pair_ = std::uint64_t(1) << 40;
+        segments(c);
+    }
+    void layer(std::size_t tile, const std::byte* data, std::size_t begin, std::size_t end,
+               memory_level level) override {
+        layer_traffic lt;
+        lt.sweep = sweeps_;
+        lt.tile = tile;
+        lt.level = level;
+        for (auto it = staged_.begin(); it != staged_.end();)
+            if (it->first == tile) {
+                lt.tapeflow += it->second;
+                it = staged_.erase(it);
+            } else {
+                ++it;
+            }
+        const std::uint64_t base = tile < tile_start_.size() ? tile_start_[tile] : tile_start_.back();
+        const std::byte* cursor = data + end;
+        const std::byte* stop = data + begin;
+        while (cursor > stop) {
+            const record_header h = layout::header_before(cursor);
+            const bool external = h.count == 0;
+            const std::size_t size = external ? layout::external_size : layout::size(h.count);
+            cursor -= size;
+            const std::uint64_t global = base + std::uint64_t(cursor - data);
+            region_traffic& region = regions_[region_of(global)];
+            traffic flow, conv;
+            flow.records = conv.records = 1;
+            // the conventional tape writes a record once: the first time a sweep meets it
+            const bool is_new = !written(global);
+            swept_begin_ = std::min(swept_begin_, global);
+            swept_end_ = std::max(swept_end_, global + size);
+            sweep_record(cursor, h, size, level, is_new, flow, conv);
+            region.tapeflow += flow;
+            region.conventional += conv;
+            lt.tapeflow += flow;
+            flow_.total += flow;
+            conv_.total += conv;
+        }
+        layers_.push_back(lt);
+    }
+    void sweep_ends() override {
+        write_backs(flow_cache_, flow_);
+        write_backs(conv_cache_, conv_);
+        if (swept_begin_ < swept_end_) add_written(swept_begin_, swept_end_);
+        sweeping_ = false;
+        staged_.clear();
+        ++sweeps_;
+    }
+    void tile_reopened(std::size_t tile) override {
+        if (tile_start_.size() > tile + 1) tile_start_.resize(tile + 1);
+    }
+    void cleared() override {
+        tile_start_.assign(1, 0);
+        written_.clear();
+    }
+
+private:
+    struct counts {
+        traffic total;
+        std::uint64_t tape_written = 0, tape_swept = 0;
+    };
+    struct cache {
+        lru_stack stack;
+        std::size_t capacity = 0;          // lines
+        std::uint64_t accesses = 0, misses = 0;  // adjoint accesses
+        std::uint64_t written_back = 0;           // adjoint lines written back so far
+        std::array<std::uint64_t, 65> reuse{};  // adjoint re-references by bit width of the distance
+        std::uint64_t peak_lines = 0;
+        // tape streams read through the cache: the line each is in and its
+        // key (tape lines are numbered in the order they are first read)
+        std::array<std::uint64_t, 3> stream_line{~std::uint64_t(0), ~std::uint64_t(0), ~std::uint64_t(0)};
+        std::array<std::uint64_t, 3> stream_key{};
+        std::uint64_t next_key = 0;
+    };
+
+    // The traffic of one record in both layouts.
+    void sweep_record(const std::byte* at, const record_header& h, std::size_t size, memory_level level,
+                      bool is_new, traffic& flow, traffic& conv) {
+        // tapeflow: the record's bytes where the layer is
+        flow_.tape_swept += size;
+        if (level == memory_level::dram) {  // read in place from memory, through the cache
+            flow.read[std::size_t(memory_level::sram)] += size;
+            const std::uint64_t a = std::uint64_t(reinterpret_cast<std::uintptr_t>(at));
+            stream_lines(flow_cache_, flow, 0, a, size);
+        } else {
+            flow.read[std::size_t(level)] += size;
+        }
+        // conventional: header, identifiers and partials streams
+        const std::uint64_t k = h.count;
+        const std::uint64_t conv_bytes = conventional_header_bytes + k * layout::pair_bytes;
+        if (is_new) {
+            conv.written[std::size_t(memory_level::dram)] += conv_bytes;
+            conv_.tape_written += conv_bytes;
+        }
+        conv.read[std::size_t(memory_level::sram)] += conv_bytes;  // read from the cache
+        conv_.tape_swept += conv_bytes;
+        conv_statement_ -= 1;
+        conv_pair_ -= k;
+        stream_lines(conv_cache_, conv, 0, conv_statement_ * conventional_header_bytes, conventional_header_bytes);
+        if (k > 0) {
+            stream_lines(conv_cache_, conv, 1, conv_pair_ * sizeof(identifier), k * sizeof(identifier));
+            stream_lines(conv_cache_, conv, 2, conv_pair_ * sizeof(Scalar), k * sizeof(Scalar));
+        }
+        // adjoints: lhs (read, then set to 0), then each pair's target
+        adjoint(flow_cache_, flow, h.lhs);
+        adjoint(conv_cache_, conv, h.lhs);
+        if (h.count > 0)
+            for (std::uint32_t i = 0; i < h.count; ++i) {
+                const identifier id = layout::id(at, i);
+                adjoint(flow_cache_, flow, id);
+                adjoint(conv_cache_, conv, id);
+            }
+    }
+
+    // One read-modify-write of adjoint `id` through cache c.
+    void adjoint(cache& c, traffic& t, identifier id) {
+        const std::size_t b = context_.adjoint_bytes;
+        t.read[std::size_t(memory_level::sram)] += b;
+        t.written[std::size_t(memory_level::sram)] += b;
+        const std::uint64_t distance = c.stack.access(0, std::uint64_t(id) * b / config_.line_bytes);
+        ++c.accesses;
+        if (distance != lru_stack::cold) {
+            std::size_t width = 0;
+            for (std::uint64_t d = distance; d != 0; d >>= 1) ++width;
+            ++c.reuse[width];
+        }
+        if (distance == lru_stack::cold || distance >= c.capacity) {
+            ++c.misses;
+            miss(t);
+        }
+        c.peak_lines = std::max<std::uint64_t>(c.peak_lines, std::min<std::uint64_t>(c.stack.distinct(), c.capacity));
+    }
+    // Every adjoint line is dirty once touched, so each one the cache has
+    // evicted was written back: evicted = missed - still cached. Counted in
+    // the totals when a sweep ends (regions and layers leave them out).
+    void write_backs(cache& c, counts& n) {
+        const std::uint64_t evicted = c.misses - c.stack.resident(0, c.capacity);
+        const std::uint64_t lines = evicted - c.written_back;
+        c.written_back = evicted;
+        n.total.read[std::size_t(memory_level::sram)] += lines * config_.line_bytes;
+        n.total.written[std::size_t(memory_level::dram)] += lines * config_.line_bytes;
+    }
+    void miss(traffic& t) const {
+        t.read[std::size_t(memory_level::dram)] += config_.line_bytes;
+        t.written[std::size_t(memory_level::sram)] += config_.line_bytes;
+    }
+
+    // The lines of bytes [offset, offset + bytes) of tape stream s, read
+    // backwards through cache c (a miss per line not cached).
+    void stream_lines(cache& c, traffic& t, int s, std::uint64_t offset, std::uint64_t bytes) {
+        const std::uint64_t first = offset / config_.line_bytes;
+        const std::uint64_t last = (offset + bytes - 1) / config_.line_bytes;
+        for (std::uint64_t line = last + 1; line-- > first;) {
+            if (line != c.stream_line[s]) {
+                c.stream_line[s] = line;
+                c.stream_key[s] = c.next_key++;
+            }
+            tape_line(c, t, c.stream_key[s]);
+        }
+    }
+    void tape_line(cache& c, traffic& t, std::uint64_t key) {
+        const std::uint64_t distance = c.stack.access(1, key);
+        if (distance == lru_stack::cold || distance >= c.capacity) miss(t);
+        c.peak_lines = std::max<std::uint64_t>(c.peak_lines, std::min<std::uint64_t>(c.stack.distinct(), c.capacity));
+    }
+
+    bool written(std::uint64_t at) const {
+        auto it = std::upper_bound(written_.begin(), written_.end(), std::make_pair(at, ~std::uint64_t(0)));
+        return it != written_.begin() && at < std::prev(it)->second;
+    }
+    void add_written(std::uint64_t begin, std::uint64_t end) {
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> merged;
+        bool placed = false;
+        for (const auto& r : written_) {
+            if (r.second < begin || end < r.first) {  // apart
+                if (!placed && end < r.first) {
+                    merged.emplace_back(begin, end);
+                    placed = true;
+                }
+                merged.push_back(r);
+            } else {  // overlapping or adjacent: grow the new range
+                begin = std::min(begin, r.first);
+                end = std::max(end, r.second);
+            }
+        }
+        if (!placed) merged.emplace_back(begin, end);
+        written_.swap(merged);
+    }
+    // Records at or past `at` are new (recorded after a reset to `at`).
+    void cut_written(std::uint64_t at) {
+        while (!written_.empty() && written_.back().first >= at) written_.pop_back();
+        if (!written_.empty() && written_.back().second > at) written_.back().second = at;
+    }
+
+    // Region index (into regions_) of the record at record byte `global`.
+    std::size_t region_of(std::uint64_t global) const {
+        auto it = std::upper_bound(segment_start_.begin(), segment_start_.end(), global);
+        if (it == segment_start_.begin()) return 0;
+        return segment_region_[std::size_t(it - segment_start_.begin()) - 1];
+    }
+    // Flattens the nested regions into disjoint byte ranges, each labelled
+    // with its innermost region (0: outside every region).
+    void segments(const sweep_context& c) {
+        segment_start_.clear();
+        segment_region_.clear();
+        if (!c.regions) return;
+        const region_table& table = *c.regions;
+        if (regions_.size() < table.size() + 1) regions_.resize(table.size() + 1);
+        std::vector<std::size_t> open;
+        auto mark = [&](std::uint64_t at) {
+            const std::size_t r = open.empty() ? 0 : open.back() + 1;
+            if (!segment_start_.empty() && segment_start_.back() == at) {
+                segment_region_.back() = r;
+            } else {
+                segment_start_.push_back(at);
+                segment_region_.push_back(r);
+            }
+        };
+        // a region still open (its Region object in scope) reaches the end of the tape
+        auto end_of = [&](std::size_t i) { return table[i].open ? c.record_bytes : table[i].end.bytes; };
+        auto close_until = [&](std::uint64_t at) {
+            while (!open.empty() && end_of(open.back()) <= at) {
+                const std::uint64_t end = end_of(open.back());
+                open.pop_back();
+                mark(end);
+            }
+        };
+        for (std::size_t i = 0; i < table.size(); ++i) {
+            const region_info& r = table[i];
+            regions_[i + 1].label = r.label.empty() ? "region " + std::to_string(i) : r.label;
+            regions_[i + 1].depth = r.depth + 1;
+            close_until(r.begin.bytes);
+            open.push_back(i);
+            mark(r.begin.bytes);
+        }
+        close_until(std::numeric_limits<std::uint64_t>::max());
+    }
+
+    layout_summary summary(const counts& n, const cache& c, std::uint64_t scratchpad) const {
+        layout_summary s;
+        s.total = n.total;
+        s.energy_pj = n.total.energy_pj(config_);
+        s.tape_bytes_written = n.tape_written;
+        s.tape_bytes_swept = n.tape_swept;
+        s.adjoint_accesses = c.accesses;
+        s.adjoint_misses = c.misses;
+        s.write_backs = c.written_back;
+        std::uint64_t reuses = 0;
+        for (std::uint64_t r : c.reuse) reuses += r;
+        std::uint64_t hits = 0, lines = 1;
+        for (std::size_t w = 0; w < c.reuse.size(); ++w) {
+            hits += c.reuse[w];  // distances of bit width w are < 2^w
+            lines = std::uint64_t(1) << std::min<std::size_t>(w, 63);
+            if (double(hits) >= config_.needed_hit_fraction * double(reuses)) break;
+        }
+        s.sram_needed_bytes = (reuses == 0 ? 0 : lines * config_.line_bytes) + scratchpad;
+        s.peak_on_chip_bytes = c.peak_lines * config_.line_bytes + scratchpad;
+        return s;
+    }
+
+    hardware_config config_;
+    counts flow_, conv_;
+    cache flow_cache_, conv_cache_;
+    std::uint64_t scratchpad_peak_ = 0;
+    std::vector<region_traffic> regions_;
+    std::vector<layer_traffic> layers_;
+    std::vector<std::pair<std::size_t, traffic>> staged_;  // tile moves of this sweep, by tile
+    std::size_t sweeps_ = 0;
+    bool sweeping_ = false;
+    sweep_context context_;
+    std::vector<std::uint64_t> tile_start_ = {0};  // record bytes before each tile
+    std::uint64_t new_bytes_ = 0;            // last recorded() amount
+    // record byte ranges [begin, end) the conventional tape has written
+    // already (met by an earlier sweep of this recording): sorted, disjoint
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> written_;
+    std::uint64_t swept_begin_ = 0, swept_end_ = 0;  // range met by the current sweep
+    std::uint64_t conv_statement_ = 0, conv_pair_ = 0;  // conventional stream cursors
+    std::vector<std::uint64_t> segment_start_;
+    std::vector<std::size_t> segment_region_;
+};
+
+using hardware_model = basic_hardware_model<double>;
+
+}  // namespace tapeflow

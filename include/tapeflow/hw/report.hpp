@@ -1,0 +1,327 @@
+// tapeflow/hw/report.hpp - a hardware_model's counts as tables (fmt), CSV
+// and JSON. Opt-in: needs fmt 9 (link fmt::fmt); no core header includes it.
+//
+// **Example**:
+//   #include <tapeflow/hw/report.hpp>
+//   tapeflow::print_report(*model);              // regions table + totals, on stdout
+//   tapeflow::print_layers(*model);              // one row per tile swept (long)
+//   std::string csv = tapeflow::to_csv(*model);  // for plots
+//   std::string json = tapeflow::to_json(*model);
+//
+// The tables give bytes in human units (B, KiB, MiB, GiB) and energy in pJ,
+// nJ, uJ, mJ or J; CSV and JSON give exact byte counts and energy in pJ.
+//
+// Which traffic is where: a region's row holds what the sweeps did for its
+// records (record bytes read, adjoint accesses, misses and write-backs; for
+// the conventional layout also the writing of its records). The tapeflow
+// layout's recording writes and tile moves belong to no region: the tables
+// and the CSV show them in a row of their own, "(not per region)",
+// so that the rows add up to the total. File traffic is only ever a tile
+// move, so the region rows have no file bytes.
+//
+//   CSV   kind,index,label,depth,records,tapeflow_sram_read,...,conventional_energy_pj
+//         kind: region (index = position in model.regions()), other, total
+//   JSON  {"config": {...}, "totals": {"tapeflow": {...}, "conventional": {...}},
+//          "regions": [...], "layers": [...]}
+#pragma once
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+#include "hardware_model.hpp"
+
+namespace tapeflow {
+
+/// Bytes in human units: "812 B", "1.5 KiB", "12.0 MiB", "3.25 GiB".
+inline std::string format_bytes(std::uint64_t bytes) {
+    const double b = double(bytes);
+    if (bytes < 1024) return fmt::format("{} B", bytes);
+    if (bytes < (std::uint64_t(1) << 20)) return fmt::format("{:.1f} KiB", b / 1024);
+    if (bytes < (std::uint64_t(1) << 30)) return fmt::format("{:.1f} MiB", b / double(1 << 20));
+    return fmt::format("{:.2f} GiB", b / double(std::uint64_t(1) << 30));
+}
+
+/// Picojoules in the largest unit below the value: "850 pJ", "12.3 nJ",
+/// "4.6 uJ", "1.2 mJ", "2.00 J".
+inline std::string format_energy(double pj) {
+    if (pj < 1e3) return fmt::format("{:.0f} pJ", pj);
+    if (pj < 1e6) return fmt::format("{:.1f} nJ", pj / 1e3);
+    if (pj < 1e9) return fmt::format("{:.1f} uJ", pj / 1e6);
+    if (pj < 1e12) return fmt::format("{:.1f} mJ", pj / 1e9);
+    return fmt::format("{:.2f} J", pj / 1e12);
+}
+
+namespace detail {
+
+// 12345678 -> "12 345 678"
+inline std::string grouped(std::uint64_t n) {
+    const std::string digits = std::to_string(n);
+    std::string out;
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0) out += ' ';
+        out += digits[i];
+    }
+    return out;
+}
+
+// a - b, level by level (b holds part of a's counts)
+inline traffic minus(const traffic& a, const traffic& b) {
+    traffic d;
+    for (std::size_t l = 0; l < memory_level_count; ++l) {
+        d.read[l] = a.read[l] - b.read[l];
+        d.written[l] = a.written[l] - b.written[l];
+    }
+    d.records = a.records - b.records;
+    return d;
+}
+
+// What no region holds (not per region) and the total, per layout.
+struct report_rows {
+    traffic other_flow, other_conv, total_flow, total_conv;
+};
+
+template <class Scalar>
+report_rows rows_of(const basic_hardware_model<Scalar>& model) {
+    report_rows r;
+    traffic in_flow, in_conv;
+    for (const region_traffic& region : model.regions()) {
+        in_flow += region.tapeflow;
+        in_conv += region.conventional;
+    }
+    r.total_flow = model.tapeflow().total;
+    r.total_conv = model.conventional().total;
+    r.other_flow = minus(r.total_flow, in_flow);
+    r.other_conv = minus(r.total_conv, in_conv);
+    return r;
+}
+
+inline const char* level_key(memory_level level) {
+    switch (level) {
+        case memory_level::sram: return "sram";
+        case memory_level::dram: return "dram";
+        case memory_level::file: return "file";
+    }
+    return "?";
+}
+
+// A JSON number: shortest round-trip form; null for inf and NaN.
+inline std::string json_number(double v) { return std::isfinite(v) ? fmt::format("{}", v) : "null"; }
+
+inline std::string json_string(std::string_view s) {
+    std::string out = "\"";
+    for (const char c : s) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (static_cast<unsigned char>(c) < 0x20) {
+            out += fmt::format("\\u{:04x}", unsigned(static_cast<unsigned char>(c)));
+        } else {
+            out += c;
+        }
+    }
+    return out + '"';
+}
+
+inline std::string csv_string(std::string_view s) {
+    std::string out = "\"";
+    for (const char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return out + '"';
+}
+
+// "sram_read":1,"sram_written":2,...,"records":3,"energy_pj":4.5
+inline std::string json_traffic(const traffic& t, const hardware_config& c) {
+    std::string out = "{";
+    for (std::size_t l = 0; l < memory_level_count; ++l) {
+        const char* key = level_key(memory_level(l));
+        out += fmt::format("\"{}_read\": {}, \"{}_written\": {}, ", key, t.read[l], key, t.written[l]);
+    }
+    return out + fmt::format("\"records\": {}, \"energy_pj\": {}}}", t.records, json_number(t.energy_pj(c)));
+}
+
+inline std::string json_summary(const layout_summary& s, const hardware_config& c) {
+    std::string out = json_traffic(s.total, c);
+    out.pop_back();  // the closing brace
+    return out + fmt::format(
+                     ", \"tape_bytes_written\": {}, \"tape_bytes_swept\": {}, \"adjoint_accesses\": {}, "
+                     "\"adjoint_misses\": {}, \"write_backs\": {}, \"sram_needed_bytes\": {}, "
+                     "\"peak_on_chip_bytes\": {}}}",
+                     s.tape_bytes_written, s.tape_bytes_swept, s.adjoint_accesses, s.adjoint_misses,
+                     s.write_backs, s.sram_needed_bytes, s.peak_on_chip_bytes);
+}
+
+// ",6 counts,energy" of one layout in CSV
+inline std::string csv_traffic(const traffic& t, const hardware_config& c) {
+    std::string out;
+    for (std::size_t l = 0; l < memory_level_count; ++l)
+        out += fmt::format(",{},{}", t.read[l], t.written[l]);
+    return out + fmt::format(",{}", t.energy_pj(c));
+}
+
+// conventional / tapeflow, or "-" when tapeflow is 0
+inline std::string ratio(double conventional, double tapeflow) {
+    return tapeflow > 0 ? fmt::format("{:.2f}x", conventional / tapeflow) : std::string("-");
+}
+
+}  // namespace detail
+
+/// Prints one row per region (label indented by depth; records swept; SRAM,
+/// DRAM and file bytes and energy of each layout), a row for the traffic of
+/// no region (not per region) and the total.
+template <class Scalar>
+void print_regions(const basic_hardware_model<Scalar>& model, std::FILE* out = stdout) {
+    const hardware_config& c = model.config();
+    std::size_t width = 24;
+    for (const region_traffic& r : model.regions()) width = std::max(width, 2 * r.depth + r.label.size());
+    auto row = [&](const std::string& label, const traffic& flow, const traffic& conv) {
+        fmt::print(out, "  {:<{}} {:>9}  {:>10} {:>10} {:>10} {:>9}  {:>10} {:>10} {:>9}\n", label, width,
+                   detail::grouped(flow.records), format_bytes(flow.bytes(memory_level::sram)),
+                   format_bytes(flow.bytes(memory_level::dram)), format_bytes(flow.bytes(memory_level::file)),
+                   format_energy(flow.energy_pj(c)), format_bytes(conv.bytes(memory_level::sram)),
+                   format_bytes(conv.bytes(memory_level::dram)), format_energy(conv.energy_pj(c)));
+    };
+    fmt::print(out, "bytes moved (read + written) and energy per region\n");
+    fmt::print(out, "  {:<{}} {:>9}  {:-^42}  {:-^31}\n", "", width, "", " tapeflow ", " conventional ");
+    fmt::print(out, "  {:<{}} {:>9}  {:>10} {:>10} {:>10} {:>9}  {:>10} {:>10} {:>9}\n", "region", width,
+               "records", "SRAM", "DRAM", "file", "energy", "SRAM", "DRAM", "energy");
+    for (const region_traffic& r : model.regions())
+        row(std::string(2 * r.depth, ' ') + r.label, r.tapeflow, r.conventional);
+    const detail::report_rows rows = detail::rows_of(model);
+    row("(not per region)", rows.other_flow, rows.other_conv);
+    row("total", rows.total_flow, rows.total_conv);
+}
+
+/// Prints one row per layer (a tile swept, in sweep order) of the tapeflow
+/// layout: the tile's staging and its records. One row per tile and sweep,
+/// so it may be long.
+template <class Scalar>
+void print_layers(const basic_hardware_model<Scalar>& model, std::FILE* out = stdout) {
+    const hardware_config& c = model.config();
+    constexpr const char* line = "  {:>5} {:>6} {:>5} {:>9}  {:>10} {:>10} {:>10} {:>9}\n";
+    fmt::print(out, "tapeflow layout per layer (tile swept: staging + records)\n");
+    fmt::print(out, line, "sweep", "tile", "from", "records", "SRAM", "DRAM", "file", "energy");
+    for (const layer_traffic& l : model.layers()) {
+        const traffic& t = l.tapeflow;
+        fmt::print(out, line, l.sweep, l.tile, name(l.level), detail::grouped(t.records),
+                   format_bytes(t.bytes(memory_level::sram)), format_bytes(t.bytes(memory_level::dram)),
+                   format_bytes(t.bytes(memory_level::file)), format_energy(t.energy_pj(c)));
+    }
+}
+
+/// Prints the totals of both layouts side by side with the ratio
+/// conventional / tapeflow, and the hardware configuration.
+template <class Scalar>
+void print_totals(const basic_hardware_model<Scalar>& model, std::FILE* out = stdout) {
+    const hardware_config& c = model.config();
+    const layout_summary f = model.tapeflow(), v = model.conventional();
+    fmt::print(out, "{:<24} {:>14} {:>14}  {}\n", "totals", "tapeflow", "conventional",
+               "conventional / tapeflow");
+    auto bytes = [&](const char* what, std::uint64_t a, std::uint64_t b) {
+        fmt::print(out, "  {:<22} {:>14} {:>14}  {}\n", what, format_bytes(a), format_bytes(b),
+                   detail::ratio(double(b), double(a)));
+    };
+    auto count = [&](const char* what, std::uint64_t a, std::uint64_t b) {
+        fmt::print(out, "  {:<22} {:>14} {:>14}  {}\n", what, detail::grouped(a), detail::grouped(b),
+                   detail::ratio(double(b), double(a)));
+    };
+    bytes("SRAM needed", f.sram_needed_bytes, v.sram_needed_bytes);
+    bytes("peak on-chip bytes", f.peak_on_chip_bytes, v.peak_on_chip_bytes);
+    bytes("SRAM bytes", f.total.bytes(memory_level::sram), v.total.bytes(memory_level::sram));
+    bytes("DRAM bytes", f.total.bytes(memory_level::dram), v.total.bytes(memory_level::dram));
+    bytes("file bytes", f.total.bytes(memory_level::file), v.total.bytes(memory_level::file));
+    fmt::print(out, "  {:<22} {:>14} {:>14}  {}\n", "energy", format_energy(f.energy_pj),
+               format_energy(v.energy_pj), detail::ratio(v.energy_pj, f.energy_pj));
+    count("adjoint misses", f.adjoint_misses, v.adjoint_misses);
+    count("write-backs", f.write_backs, v.write_backs);
+    count("adjoint accesses", f.adjoint_accesses, v.adjoint_accesses);
+    bytes("tape bytes written", f.tape_bytes_written, v.tape_bytes_written);
+    bytes("tape bytes swept", f.tape_bytes_swept, v.tape_bytes_swept);
+    count("records swept", f.total.records, v.total.records);
+    fmt::print(out, "hardware: SRAM {}, {} B lines; {} / {} / {} pJ per byte (SRAM / DRAM / file); "
+                    "SRAM needed: {:g}% of adjoint re-references hit\n",
+               format_bytes(c.sram_bytes), c.line_bytes, c.sram_pj_per_byte, c.dram_pj_per_byte,
+               c.file_pj_per_byte, 100 * c.needed_hit_fraction);
+}
+
+/// Prints the regions table and the totals (print_regions, print_totals).
+template <class Scalar>
+void print_report(const basic_hardware_model<Scalar>& model, std::FILE* out = stdout) {
+    print_regions(model, out);
+    fmt::print(out, "\n");
+    print_totals(model, out);
+}
+
+/// The regions as CSV: a header line, one row per region (kind "region",
+/// index = its position in model.regions()), one for the traffic of no
+/// region (kind "other") and the total (kind "total"), both with an empty
+/// index; exact bytes read and written per level and layout, energy in pJ.
+/// Labels are quoted ("" inside).
+template <class Scalar>
+std::string to_csv(const basic_hardware_model<Scalar>& model) {
+    const hardware_config& c = model.config();
+    std::string out = "kind,index,label,depth,records";
+    for (const char* layout : {"tapeflow", "conventional"}) {
+        for (std::size_t l = 0; l < memory_level_count; ++l) {
+            const char* key = detail::level_key(memory_level(l));
+            out += fmt::format(",{}_{}_read,{}_{}_written", layout, key, layout, key);
+        }
+        out += fmt::format(",{}_energy_pj", layout);
+    }
+    out += '\n';
+    auto row = [&](const char* kind, const std::string& index, std::string_view label, std::size_t depth,
+                   const traffic& flow, const traffic& conv) {
+        out += fmt::format("{},{},{},{},{}", kind, index, detail::csv_string(label), depth, flow.records);
+        out += detail::csv_traffic(flow, c) + detail::csv_traffic(conv, c) + '\n';
+    };
+    const auto& regions = model.regions();
+    for (std::size_t i = 0; i < regions.size(); ++i) {
+        const region_traffic& r = regions[i];
+        row("region", std::to_string(i), r.label, r.depth, r.tapeflow, r.conventional);
+    }
+    const detail::report_rows rows = detail::rows_of(model);
+    row("other", "", "(not per region)", 0, rows.other_flow, rows.other_conv);
+    row("total", "", "total", 0, rows.total_flow, rows.total_conv);
+    return out;
+}
+
+/// Everything as one JSON object: the hardware_config, the totals of each
+/// layout, the regions and the layers. Exact bytes; energy in pJ.
+template <class Scalar>
+std::string to_json(const basic_hardware_model<Scalar>& model) {
+    const hardware_config& c = model.config();
+    std::string out = "{\n";
+    using detail::json_number;
+    out += fmt::format("  \"config\": {{\"sram_bytes\": {}, \"line_bytes\": {}, \"sram_pj_per_byte\": {}, "
+                       "\"dram_pj_per_byte\": {}, \"file_pj_per_byte\": {}, \"needed_hit_fraction\": {}}},\n",
+                       c.sram_bytes, c.line_bytes, json_number(c.sram_pj_per_byte),
+                       json_number(c.dram_pj_per_byte), json_number(c.file_pj_per_byte),
+                       json_number(c.needed_hit_fraction));
+    out += "  \"totals\": {\n    \"tapeflow\": " + detail::json_summary(model.tapeflow(), c) +
+           ",\n    \"conventional\": " + detail::json_summary(model.conventional(), c) + "\n  },\n";
+    out += "  \"regions\": [";
+    const auto& regions = model.regions();
+    for (std::size_t i = 0; i < regions.size(); ++i) {
+        const region_traffic& r = regions[i];
+        out += fmt::format("{}\n    {{\"index\": {}, \"label\": {}, \"depth\": {}, \"tapeflow\": {}, "
+                           "\"conventional\": {}}}",
+                           i == 0 ? "" : ",", i, detail::json_string(r.label), r.depth,
+                           detail::json_traffic(r.tapeflow, c), detail::json_traffic(r.conventional, c));
+    }
+    out += "\n  ],\n  \"layers\": [";
+    const auto& layers = model.layers();
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+        const layer_traffic& l = layers[i];
+        out += fmt::format("{}\n    {{\"sweep\": {}, \"tile\": {}, \"level\": \"{}\", \"tapeflow\": {}}}",
+                           i == 0 ? "" : ",", l.sweep, l.tile, detail::level_key(l.level),
+                           detail::json_traffic(l.tapeflow, c));
+    }
+    return out + (layers.empty() ? "]\n}\n" : "\n  ]\n}\n");
+}
+
+}  // namespace tapeflow
