@@ -32,6 +32,7 @@
 #include <tapeflow/stream/spill_file.hpp>
 #include <tapeflow/tapeflow.hpp>
 
+#include "hw/event_tally.hpp"
 #include "random/interpreter.hpp"
 #include "random/program.hpp"
 #include "stream/stream_support.hpp"
@@ -56,68 +57,20 @@ using tapeflow::hardware_model;
 using tapeflow::memory_level;
 using tapeflow::Real;
 using tapeflow::traffic;
+using tapeflow_test::difference;
+using tapeflow_test::event_tally;
+using tapeflow_test::rd;
+using tapeflow_test::same_traffic;
+using tapeflow_test::wr;
 
 constexpr memory_level sram = memory_level::sram, dram = memory_level::dram, file = memory_level::file;
 
-std::uint64_t rd(const traffic& t, memory_level l) { return t.read[std::size_t(l)]; }
-std::uint64_t wr(const traffic& t, memory_level l) { return t.written[std::size_t(l)]; }
-
-bool same_traffic(const traffic& a, const traffic& b) {
-    return a.read == b.read && a.written == b.written && a.records == b.records;
-}
-traffic difference(const traffic& a, const traffic& b) {
-    traffic d;
-    for (std::size_t l = 0; l < tapeflow::memory_level_count; ++l) {
-        d.read[l] = a.read[l] - b.read[l];
-        d.written[l] = a.written[l] - b.written[l];
-    }
-    d.records = a.records - b.records;
-    return d;
-}
 std::string show(const traffic& t) {
     std::ostringstream s;
     s << "read S/D/F " << t.read[0] << "/" << t.read[1] << "/" << t.read[2] << ", written S/D/F " << t.written[0]
       << "/" << t.written[1] << "/" << t.written[2] << ", records " << t.records;
     return s.str();
 }
-
-/// Forwards every event to a model and tallies the events themselves.
-class event_tally : public tapeflow::tape_observer {
-public:
-    explicit event_tally(std::shared_ptr<hardware_model> m) : model(std::move(m)) {}
-    std::shared_ptr<hardware_model> model;
-    traffic recorded_bytes;   ///< recorded(): written at its level
-    traffic moves_outside;    ///< tile moves outside sweeps (close, seal)
-    traffic moves_in_sweeps;  ///< tile moves during sweeps (staging)
-
-    void recorded(std::uint64_t b, memory_level l) override {
-        recorded_bytes.written[std::size_t(l)] += b;
-        model->recorded(b, l);
-    }
-    void tile_finished(std::size_t t, std::size_t used) override { model->tile_finished(t, used); }
-    void tile_moved(std::size_t t, std::size_t b, memory_level from, memory_level to) override {
-        traffic& m = sweeping_ ? moves_in_sweeps : moves_outside;
-        m.read[std::size_t(from)] += b;
-        m.written[std::size_t(to)] += b;
-        model->tile_moved(t, b, from, to);
-    }
-    void sweep_begins(const tapeflow::sweep_context& c) override {
-        sweeping_ = true;
-        model->sweep_begins(c);
-    }
-    void layer(std::size_t t, const std::byte* d, std::size_t b, std::size_t e, memory_level l) override {
-        model->layer(t, d, b, e, l);
-    }
-    void sweep_ends() override {
-        sweeping_ = false;
-        model->sweep_ends();
-    }
-    void tile_reopened(std::size_t t) override { model->tile_reopened(t); }
-    void cleared() override { model->cleared(); }
-
-private:
-    bool sweeping_ = false;
-};
 
 struct configuration {
     const char* name;
