@@ -112,9 +112,9 @@ TEST_CASE("lru_stack: hand-checked distances, cold accesses and distinct()") {
 }
 
 TEST_CASE("lru_stack: random accesses over both key spaces == brute-force LRU list, across compactions") {
-    // 400000 accesses: the tree has max(2m + 2, 65536) slots for m lines
+    // 200000 accesses: the tree has max(2m + 2, 65536) slots for m lines
     // seen, so it is compacted every ~60000 accesses here (several times).
-    constexpr std::size_t accesses = 400000;
+    constexpr std::size_t accesses = 200000;
     for (std::uint64_t seed : {1u, 2u}) {
         INFO("seed " << seed);
         lru_stack s;

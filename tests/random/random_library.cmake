@@ -11,6 +11,11 @@
 # The compile options go to the Eigen part (the fuzzer instruments it too).
 # Used by tests/random and, when the tests are off, by tests/fuzz.
 set(TAPEFLOW_RANDOM_DIR ${CMAKE_CURRENT_LIST_DIR})
+# OFF in the AddressSanitizer sub-build (tests/sanitizers), where the four
+# Eigen objects cost about 340 s of CPU at -O0 while tests/eigen runs the same
+# library code under the sanitizers.
+option(TAPEFLOW_RANDOM_WITH_EIGEN "Random programs with Eigen statements (when Eigen 3.4 is found)" ON)
+mark_as_advanced(TAPEFLOW_RANDOM_WITH_EIGEN)
 
 function(tapeflow_random_library name)
   set(fp_options $<$<CXX_COMPILER_ID:GNU,Clang,AppleClang>:-ffp-contract=off>)
@@ -19,8 +24,10 @@ function(tapeflow_random_library name)
   target_include_directories(${name} INTERFACE ${TAPEFLOW_RANDOM_DIR}/..)
   target_compile_options(${name} INTERFACE ${fp_options})
 
-  find_package(Eigen3 3.4 QUIET NO_MODULE)
-  if(TARGET Eigen3::Eigen)
+  if(TAPEFLOW_RANDOM_WITH_EIGEN)
+    find_package(Eigen3 3.4 QUIET NO_MODULE)
+  endif()
+  if(TAPEFLOW_RANDOM_WITH_EIGEN AND TARGET Eigen3::Eigen)
     set(objects)
     foreach(type 0 1 2 3)  # double, dual, dual_magnitude, tapeflow::Real
       set(part ${name}_eigen_${type})
@@ -37,7 +44,8 @@ function(tapeflow_random_library name)
     target_compile_definitions(${name}_eigen PUBLIC TAPEFLOW_RANDOM_EIGEN)
     target_link_libraries(${name} INTERFACE ${name}_eigen)
   else()
-    message(STATUS "tapeflow: Eigen 3.4 not found: the random programs have no Eigen statements")
+    message(STATUS "tapeflow: Eigen 3.4 not found or TAPEFLOW_RANDOM_WITH_EIGEN off: "
+                   "the random programs have no Eigen statements")
   endif()
 
   find_path(TAPEFLOW_ZSTD_INCLUDE zstd.h)
