@@ -1343,7 +1343,7 @@ TEST_CASE("taping fails when the entry opens a tile (progress callback throws): 
 // Misuse
 // =====================================================================================
 
-TEST_CASE("a reverse rule that sweeps, resets, records or seeds on the tape being swept: usage_error, then reset() recovers") {
+TEST_CASE("misuse from a reverse rule: sweeping, resetting, recording or seeding the tape being swept gives usage_error, then reset() recovers") {
     // Before the check, reset() from a rule freed the entry that was running
     // (a use after free) and a sweep from a rule overwrote the tiles being read.
     const std::string member = GENERATE(as<std::string>{}, "sweep", "reset", "reset(position)", "start_recording",

@@ -143,7 +143,7 @@ TEST_CASE("drivers work for float") {
     CHECK(g[1] == 12.0f);
 }
 
-TEST_CASE("an exception in f on a streaming tape that spills, with the prefetch thread: reset, then right gradients") {
+TEST_CASE("an exception in f (streaming tape, spilling, prefetch thread): reset, then right gradients") {
     tapeflow_test::watchdog dog(120, "exception in f on a streaming tape");
     const bool prefetch = GENERATE(true, false);
     CAPTURE(prefetch);

@@ -16,7 +16,7 @@ if(SANITIZER STREQUAL "thread")
   set(flags "-fsanitize=thread -O1 -g")
   set(options -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTAPEFLOW_THREADED_TESTS_ONLY=ON
               -DTAPEFLOW_BUILD_EXAMPLES=OFF)
-  set(ctest_options)
+  set(ctest_options --timeout 300 --test-output-size-failed 200000)
   set(ENV{TSAN_OPTIONS} "halt_on_error=1 second_deadlock_stack=1")
 elseif(SANITIZER STREQUAL "address")
   set(flags "-fsanitize=address,undefined -fno-sanitize=vptr -fno-sanitize-recover=all -fno-omit-frame-pointer -O0 -g1")
@@ -27,27 +27,60 @@ elseif(SANITIZER STREQUAL "address")
   # library's Eigen code under them, and the Release build runs the Eigen
   # statements.
   set(options -DCMAKE_BUILD_TYPE=None -DTAPEFLOW_BUILD_EXAMPLES=ON -DTAPEFLOW_RANDOM_WITH_EIGEN=OFF)
-  set(ctest_options -LE "package|compile_failure" -j2)
+  # --timeout: no test here takes more than about 35 s even under load, so
+  # a hang fails in minutes, not at the outer 1500 s limit; the output cap
+  # keeps a runaway printer from filling ctest's memory.
+  set(ctest_options -LE "package|compile_failure" -j2 --timeout 300 --test-output-size-failed 200000)
   set(ENV{ASAN_OPTIONS} "detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1")
   set(ENV{UBSAN_OPTIONS} "print_stacktrace=1:halt_on_error=1")
 else()
   message(FATAL_ERROR "run_sanitized.cmake: SANITIZER must be thread or address, not '${SANITIZER}'")
 endif()
 
+# The configure and build logs go to files and are printed only when that step
+# fails; the test output is captured and, on failure, printed after a summary
+# of the failed tests: CI shows the head of a failing test's output, which
+# must say what failed rather than hold thousands of build lines.
 execute_process(
   COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${BINARY_DIR} -G ${GENERATOR}
           -DCMAKE_CXX_COMPILER=${CXX_COMPILER} "-DCMAKE_CXX_FLAGS=${flags}" ${options}
           -DTAPEFLOW_BUILD_BENCHMARKS=OFF -DTAPEFLOW_SANITIZER_TESTS=OFF
-  RESULT_VARIABLE rc)
+  OUTPUT_VARIABLE log ERROR_VARIABLE log RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "configuring the ${SANITIZER} sanitizer build failed")
+  message(FATAL_ERROR "configuring the ${SANITIZER} sanitizer build failed:\n${log}")
 endif()
-execute_process(COMMAND ${CMAKE_COMMAND} --build ${BINARY_DIR} -j2 RESULT_VARIABLE rc)
+execute_process(COMMAND ${CMAKE_COMMAND} --build ${BINARY_DIR} -j2
+                OUTPUT_FILE ${BINARY_DIR}/build.log ERROR_FILE ${BINARY_DIR}/build.log RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "building the tests with the ${SANITIZER} sanitizer failed")
+  file(READ ${BINARY_DIR}/build.log log)
+  string(LENGTH "${log}" length)
+  if(length GREATER 20000)
+    math(EXPR from "${length} - 20000")
+    string(SUBSTRING "${log}" ${from} -1 log)
+  endif()
+  message(FATAL_ERROR "building the tests with the ${SANITIZER} sanitizer failed; the end of "
+                      "${BINARY_DIR}/build.log:\n${log}")
 endif()
 execute_process(COMMAND ${CMAKE_CTEST_COMMAND} --test-dir ${BINARY_DIR} --output-on-failure ${ctest_options}
-                RESULT_VARIABLE rc)
+                OUTPUT_VARIABLE log ERROR_VARIABLE log RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "tests failed under the ${SANITIZER} sanitizer")
+  string(FIND "${log}" "The following tests FAILED:" at)
+  set(summary "(ctest printed no list of failed tests)")
+  if(at GREATER -1)
+    string(SUBSTRING "${log}" ${at} -1 summary)
+  endif()
+  # Once more, the failed tests alone, to print their output compactly and to
+  # tell a flaky failure from a steady one (the run fails either way).
+  execute_process(COMMAND ${CMAKE_CTEST_COMMAND} --test-dir ${BINARY_DIR} --output-on-failure --rerun-failed
+                  OUTPUT_VARIABLE rerun ERROR_VARIABLE rerun RESULT_VARIABLE rerun_rc)
+  if(rerun_rc EQUAL 0)
+    set(verdict "they PASSED when run again alone: a flaky failure")
+  else()
+    set(verdict "they failed again when run alone")
+  endif()
+  message(FATAL_ERROR "tests failed under the ${SANITIZER} sanitizer; ${verdict}.\n${summary}\n"
+                      "---- the failed tests run again ----\n${rerun}\n"
+                      "---- the whole ctest output ----\n${log}")
 endif()
+string(REGEX MATCH "[0-9]+% tests passed[^\n]*" passed "${log}")
+message(STATUS "${SANITIZER} sanitizer: ${passed}")

@@ -497,7 +497,7 @@ namespace {
 struct sweep_stopped {};
 }  // namespace
 
-TEST_CASE("destroying a tape whose sweep stopped while a tile was being staged back: no hang, nothing left") {
+TEST_CASE("no hang, nothing left: destroying a tape whose sweep stopped while a tile was being staged back") {
     // A reverse rule or the progress callback throws while the prefetch
     // thread is reading the next tile into the scratchpad; the tape is then
     // destroyed without a reset. The read must not land in freed memory

@@ -752,7 +752,7 @@ TEST_CASE("a variable made after the sweep: a passive one reads 0, an active one
     CHECK(t.adjoint(x_id) == 6.0);  // d z / d x through x's identifier, as documented
 }
 
-TEST_CASE("sweep, reset or start_recording from inside the sweep (a progress callback): usage_error, then reset() recovers") {
+TEST_CASE("misuse from a progress callback: sweep, reset or start_recording inside the sweep gives usage_error, then reset() recovers") {
     const std::string member = GENERATE(as<std::string>{}, "sweep", "reset", "reset(position)", "start_recording");
     CAPTURE(member);
     tapeflow::tape* self = nullptr;
