@@ -3,12 +3,15 @@
 // NumTraits makes Matrix<Real, ...> work; ScalarBinaryOpTraits both ways with
 // the underlying scalar makes mixed Real/double expressions return Real
 // (A_real * 2.0, A_real + B_double, ...). std::numeric_limits and the
-// std:: math names come from tapeflow/std.hpp.
+// std:: math names come from tapeflow/std.hpp. assignment.hpp (included here,
+// so every translation unit that sees NumTraits<Real> sees it too) makes
+// Eigen move computed coefficients into their destination.
 #pragma once
 
 #include <Eigen/Core>
 
 #include "../tapeflow.hpp"
+#include "assignment.hpp"
 
 namespace Eigen {
 
