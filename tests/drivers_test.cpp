@@ -220,7 +220,7 @@ TEST_CASE("jacobian nested in gradient is refused with a message that names jaco
           10.0);
 }
 
-TEST_CASE("a driver called from a reverse rule during the sweep is refused; on a tape of its own it works") {
+TEST_CASE("a driver called from a reverse rule during the sweep is refused, and on a tape of its own it works") {
     // Before the check, gradient() reset the tape being swept, freeing the
     // entry whose rule was running (a use after free).
     const bool own_tape = GENERATE(false, true);

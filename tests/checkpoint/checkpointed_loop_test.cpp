@@ -283,7 +283,7 @@ TEST_CASE("checkpointed_while: several sweeps of one recording", "[checkpoint]")
     CHECK(online == plain);
 }
 
-TEST_CASE("checkpointed_loop: an exception in a re-recorded step reaches the caller; reset recovers",
+TEST_CASE("checkpointed_loop: an exception in a re-recorded step reaches the caller, and reset recovers",
           "[checkpoint]") {
     auto& tape = tapeflow::tape::active();
     const auto x = start_state(4);

@@ -855,7 +855,7 @@ bool bitwise_equal(const std::vector<double>& a, const std::vector<double>& b) {
 
 }  // namespace
 
-TEST_CASE("(i) the model does not change gradients; no observer, same gradient") {
+TEST_CASE("(i) the model does not change gradients: no observer, same gradient") {
     tapeflow_test::temp_directory dir;
     const int n = 130;
     // d(x^n y)/dx = n x^(n-1) y, d/dy = x^n

@@ -608,7 +608,7 @@ TEST_CASE("a Real of another thread's tape: a clear error there, and destroying 
     CHECK(t.adjoint(x) == 1.0);
 }
 
-TEST_CASE("a variable of a destroyed tape in an expression: usage_error; assigning it makes it this tape's") {
+TEST_CASE("a variable of a destroyed tape in an expression: usage_error, and assigning it makes it this tape's") {
     Real orphan = 3.0;
     {
         tapeflow::tape gone;
@@ -666,7 +666,7 @@ TEST_CASE("a sweep before anything is recorded does nothing, and the tape record
     CHECK(t.adjoint(x) == 12.0);
 }
 
-TEST_CASE("register_input twice: a new identifier; uses before the second call stay with the old one") {
+TEST_CASE("register_input twice: a new identifier, and uses before the second call stay with the old one") {
     tapeflow::tape t;
     t.start_recording();
     Real x = 2.0;
