@@ -29,7 +29,10 @@
 // caller of sweep(); reset() the tape afterwards.
 //
 // The tape owns the entry and what the rule captured (move big data in); it
-// is freed when a reset drops the entry. It is not counted in the memory
+// is freed when a reset drops the entry. The entry's identifier lists go
+// back to buffer pools the tape keeps for the next recording
+// (tape/buffer_pool.hpp); a rule can capture pooled_buffers of its own
+// (op.tape().scalar_buffers()). It is not counted in the memory
 // budget: the budget bounds the record stream (tape_statistics::external_bytes
 // reports what entries hold).
 //
@@ -62,7 +65,7 @@ namespace detail {
 template <class Scalar, class Reverse>
 class custom_entry final : public external_entry<Scalar> {
 public:
-    custom_entry(std::vector<identifier> inputs, std::vector<identifier> outputs, Reverse reverse,
+    custom_entry(pooled_buffer<identifier> inputs, pooled_buffer<identifier> outputs, Reverse reverse,
                  std::size_t captured_bytes)
         : inputs_(std::move(inputs)),
           outputs_(std::move(outputs)),
@@ -70,13 +73,15 @@ public:
           captured_bytes_(captured_bytes) {}
 
     void reverse(Scalar* adjoint, std::vector<Scalar>& scratch) override {
-        const std::size_t m = outputs_.size(), n = inputs_.size();
+        const std::vector<identifier>& outputs = *outputs_;
+        const std::vector<identifier>& inputs = *inputs_;
+        const std::size_t m = outputs.size(), n = inputs.size();
         scratch.assign(m + n, Scalar(0));
         bool any = false;
         // read and zero every output adjoint BEFORE adding to the inputs: an
         // output may reuse the identifier of an input (y = f(y))
         for (std::size_t i = 0; i < m; ++i) {
-            Scalar& a = adjoint[outputs_[i]];
+            Scalar& a = adjoint[outputs[i]];
             scratch[i] = a;
             any |= a != Scalar(0);
             a = Scalar(0);
@@ -84,17 +89,19 @@ public:
         if (!any) return;
         reverse_(static_cast<const Scalar*>(scratch.data()), scratch.data() + m);
         for (std::size_t j = 0; j < n; ++j)
-            if (inputs_[j] != 0) adjoint[inputs_[j]] += scratch[m + j];
+            if (inputs[j] != 0) adjoint[inputs[j]] += scratch[m + j];
     }
 
+    const std::vector<identifier>& output_identifiers() const noexcept { return *outputs_; }
+
     std::size_t bytes() const noexcept override {
-        return sizeof(*this) + (inputs_.capacity() + outputs_.capacity()) * sizeof(identifier) +
+        return sizeof(*this) + (inputs_->capacity() + outputs_->capacity()) * sizeof(identifier) +
                captured_bytes_;
     }
 
 private:
-    std::vector<identifier> inputs_;
-    std::vector<identifier> outputs_;
+    pooled_buffer<identifier> inputs_;  // from the tape's pool, given back with the entry
+    pooled_buffer<identifier> outputs_;
     Reverse reverse_;
     std::size_t captured_bytes_;
 };
@@ -110,9 +117,10 @@ public:
     using tape_type = basic_tape<Scalar>;
 
     /// An entry for the calling thread's active tape.
-    basic_custom_adjoint() : tape_(tape_type::active()) {}
+    basic_custom_adjoint() : basic_custom_adjoint(tape_type::active()) {}
     /// An entry for `tape` (which must be the tape that records the operands).
-    explicit basic_custom_adjoint(tape_type& tape) : tape_(tape) {}
+    explicit basic_custom_adjoint(tape_type& tape)
+        : tape_(tape), inputs_(tape.identifier_buffers(), 0), values_(tape.scalar_buffers(), 0) {}
 
     basic_custom_adjoint(const basic_custom_adjoint&) = delete;
     basic_custom_adjoint& operator=(const basic_custom_adjoint&) = delete;
@@ -123,26 +131,33 @@ public:
         if (x.id_ != 0 && x.tag_ != tape_.serial())
             throw usage_error("custom adjoint: an input belongs to another tape (or to a tape that "
                               "no longer exists); use the tape that recorded it");
-        inputs_.push_back(x.id_);
+        inputs_->push_back(x.id_);
         any_active_ |= x.id_ != 0;
-        return inputs_.size() - 1;
+        return inputs_->size() - 1;
     }
     /// Declares `y` an output; record() gives it `value`. Returns its slot in
     /// the output adjoints. `y` must stay alive until record() returns.
     std::size_t add_output(real_type& y, Scalar value) {
         outputs_.push_back(&y);
-        values_.push_back(value);
+        values_->push_back(value);
         return outputs_.size() - 1;
     }
 
     /// Reserves room for this many inputs and outputs (saves reallocations).
     void reserve(std::size_t inputs, std::size_t outputs) {
-        inputs_.reserve(inputs);
+        if (inputs_->empty() && inputs_->capacity() < inputs)
+            inputs_ = pooled_buffer<identifier>(tape_.identifier_buffers(), inputs);
+        inputs_->reserve(inputs);
         outputs_.reserve(outputs);
-        values_.reserve(outputs);
+        if (values_->empty() && values_->capacity() < outputs)
+            values_ = pooled_buffer<Scalar>(tape_.scalar_buffers(), outputs);
+        values_->reserve(outputs);
     }
 
-    std::size_t inputs() const noexcept { return inputs_.size(); }
+    /// The tape the entry goes on.
+    tape_type& tape() const noexcept { return tape_; }
+
+    std::size_t inputs() const noexcept { return inputs_->size(); }
     std::size_t outputs() const noexcept { return outputs_.size(); }
 
     /// Writes the output values and, when the tape is recording and some input
@@ -160,32 +175,45 @@ public:
             for (std::size_t i = 0; i < outputs_.size(); ++i) {
                 real_type& y = *outputs_[i];
                 tape_.release(y.id_, y.tag_);
-                y.value_ = values_[i];
+                y.value_ = (*values_)[i];
             }
             return;
         }
         // Identifiers first, Reals last: if taping fails, no output changes.
-        std::vector<identifier> ids(outputs_.size());
-        std::vector<bool> fresh(outputs_.size());
+        // An output gets a new identifier unless it already holds one of
+        // this tape (y = f(y) keeps y's).
+        auto fresh = [this](const real_type& y) { return y.id_ == 0 || y.tag_ != tape_.serial(); };
+        auto release_fresh = [&](const std::vector<identifier>& ids) noexcept {
+            for (std::size_t i = 0; i < outputs_.size(); ++i)
+                if (fresh(*outputs_[i]) && ids[i] != 0) {
+                    identifier id = ids[i];
+                    tape_.release(id, tape_.serial());
+                }
+        };
+        pooled_buffer<identifier> ids(tape_.identifier_buffers(), outputs_.size());
+        ids->assign(outputs_.size(), 0);
+        std::unique_ptr<external_entry<Scalar>> entry;
+        const std::vector<identifier>* output_ids = nullptr;  // in the entry, then on the tape
         try {
             for (std::size_t i = 0; i < outputs_.size(); ++i) {
                 const real_type& y = *outputs_[i];
-                fresh[i] = y.id_ == 0 || y.tag_ != tape_.serial();
-                ids[i] = fresh[i] ? tape_.acquire_identifier() : y.id_;
+                (*ids)[i] = fresh(y) ? tape_.acquire_identifier() : y.id_;
             }
-            tape_.push_external(std::make_unique<detail::custom_entry<Scalar, Reverse>>(
-                std::move(inputs_), ids, std::move(reverse), captured_bytes));
+            auto made = std::make_unique<detail::custom_entry<Scalar, Reverse>>(
+                std::move(inputs_), std::move(ids), std::move(reverse), captured_bytes);
+            output_ids = &made->output_identifiers();
+            entry = std::move(made);
+            tape_.push_external(std::move(entry));
         } catch (...) {
-            for (std::size_t i = 0; i < outputs_.size(); ++i)
-                if (fresh[i] && ids[i] != 0) tape_.release(ids[i], tape_.serial());
+            release_fresh(output_ids != nullptr ? *output_ids : *ids);
             throw;
         }
         for (std::size_t i = 0; i < outputs_.size(); ++i) {
             real_type& y = *outputs_[i];
-            if (fresh[i]) tape_.release(y.id_, y.tag_);  // a foreign or old identifier goes
-            y.id_ = ids[i];
+            if (fresh(y)) tape_.release(y.id_, y.tag_);  // a foreign or old identifier goes
+            y.id_ = (*output_ids)[i];
             y.tag_ = tape_.serial();
-            y.value_ = values_[i];
+            y.value_ = (*values_)[i];
         }
     }
 
@@ -203,9 +231,9 @@ private:
     }
 
     tape_type& tape_;
-    std::vector<identifier> inputs_;
+    pooled_buffer<identifier> inputs_;  // from the tape's pools (tape/buffer_pool.hpp)
     std::vector<real_type*> outputs_;
-    std::vector<Scalar> values_;
+    pooled_buffer<Scalar> values_;
     bool any_active_ = false;
     bool done_ = false;
     bool check_distinct_ = true;

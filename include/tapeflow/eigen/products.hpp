@@ -51,12 +51,21 @@ void record_product(Eigen::Index rows, Eigen::Index cols, Eigen::Index depth, co
     constexpr bool lhs_real = is_real<std::decay_t<decltype(lhs(0, 0))>>::value;
     constexpr bool rhs_real = is_real<std::decay_t<decltype(rhs(0, 0))>>::value;
 
-    matrix a(rows, depth), b(depth, cols);
+    // a, b and c live in buffers of the tape's pool (tape/buffer_pool.hpp):
+    // a gradient taken again and again reuses them instead of faulting fresh
+    // pages in.
+    basic_custom_adjoint<S> op;
+    buffer_pool<S>& pool = op.tape().scalar_buffers();
+    pooled_buffer<S> a_data(pool, std::size_t(rows * depth)), b_data(pool, std::size_t(depth * cols)),
+        c_data(pool, std::size_t(rows * cols));
+    a_data->resize(std::size_t(rows * depth));
+    b_data->resize(std::size_t(depth * cols));
+    c_data->resize(std::size_t(rows * cols));
+    Eigen::Map<matrix> a(a_data->data(), rows, depth), b(b_data->data(), depth, cols), c(c_data->data(), rows, cols);
     for (Index k = 0; k < depth; ++k)
         for (Index i = 0; i < rows; ++i) a(i, k) = value_of(lhs(i, k));
     for (Index j = 0; j < cols; ++j)
         for (Index k = 0; k < depth; ++k) b(k, j) = value_of(rhs(k, j));
-    matrix c(rows, cols);
     c.noalias() = a * b;
     const S alpha_value = value_of(alpha);
 
@@ -74,7 +83,6 @@ void record_product(Eigen::Index rows, Eigen::Index cols, Eigen::Index depth, co
     const bool alpha_active = detail::is_active(alpha);
     const bool res_active = any_active(rows, cols, res);
 
-    basic_custom_adjoint<S> op;
     op.reserve(std::size_t(lhs_active ? rows * depth : 0) + std::size_t(rhs_active ? depth * cols : 0) +
                    std::size_t(res_active ? rows * cols : 0) + 1,
                std::size_t(rows * cols));
@@ -97,19 +105,27 @@ void record_product(Eigen::Index rows, Eigen::Index cols, Eigen::Index depth, co
     op.assume_distinct_outputs();  // the elements of one matrix
 
     // keep only what the reverse rule reads
-    if (!alpha_active) c.resize(0, 0);
-    if (!rhs_active) a.resize(0, 0);
-    if (!lhs_active) b.resize(0, 0);
-    const std::size_t captured = std::size_t(a.size() + b.size() + c.size()) * sizeof(S);
+    if (!alpha_active) c_data.give_back();
+    if (!rhs_active) a_data.give_back();
+    if (!lhs_active) b_data.give_back();
+    const std::size_t captured = (a_data->size() + b_data->size() + c_data->size()) * sizeof(S);
     op.record(
-        [a = std::move(a), b = std::move(b), c = std::move(c), alpha_value, rows, cols, depth, rhs_at,
-         alpha_at, res_at, lhs_active, rhs_active, alpha_active, res_active](const S* c_bar_data, S* x_bar) {
+        [a_data = std::move(a_data), b_data = std::move(b_data), c_data = std::move(c_data), alpha_value, rows,
+         cols, depth, rhs_at, alpha_at, res_at, lhs_active, rhs_active, alpha_active,
+         res_active](const S* c_bar_data, S* x_bar) {
             const Eigen::Map<const matrix> c_bar(c_bar_data, rows, cols);
-            if (lhs_active)
+            if (lhs_active) {
+                const Eigen::Map<const matrix> b(b_data->data(), depth, cols);
                 Eigen::Map<matrix>(x_bar, rows, depth).noalias() += alpha_value * c_bar * b.transpose();
-            if (rhs_active)
+            }
+            if (rhs_active) {
+                const Eigen::Map<const matrix> a(a_data->data(), rows, depth);
                 Eigen::Map<matrix>(x_bar + rhs_at, depth, cols).noalias() += alpha_value * a.transpose() * c_bar;
-            if (alpha_active) x_bar[alpha_at] += (c_bar.array() * c.array()).sum();
+            }
+            if (alpha_active) {
+                const Eigen::Map<const matrix> c(c_data->data(), rows, cols);
+                x_bar[alpha_at] += (c_bar.array() * c.array()).sum();
+            }
             if (res_active) Eigen::Map<matrix>(x_bar + res_at, rows, cols) += c_bar;
         },
         captured);

@@ -21,6 +21,7 @@ struct tape_statistics {
     std::size_t adjoint_bytes = 0;       ///< size of the adjoint vector
     std::size_t externals = 0;           ///< external entries (custom adjoints), counted in statements
     std::size_t external_bytes = 0;      ///< memory they hold (identifiers, captured data)
+    std::size_t spare_external_bytes = 0;  ///< buffers of dropped entries kept for reuse (tape/buffer_pool.hpp)
 
     // Streaming (with a scratchpad or a memory budget; see tape_options):
     std::uint64_t tiles_written = 0;     ///< tiles finished since the tape was made
@@ -45,7 +46,8 @@ inline std::ostream& operator<<(std::ostream& out, const tape_statistics& s) {
                << " bytes, regions " << s.regions << ", identifiers live " << s.live_identifiers
                << " peak " << s.peak_identifiers << ", peak resident " << s.peak_resident_bytes
                << " bytes, spilled " << s.tiles_spilled << " tiles (" << s.bytes_spilled << " bytes)"
-               << ", external entries " << s.externals << " (" << s.external_bytes << " bytes)";
+               << ", external entries " << s.externals << " (" << s.external_bytes << " bytes, "
+               << s.spare_external_bytes << " spare)";
 }
 
 }  // namespace tapeflow

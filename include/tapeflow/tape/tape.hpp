@@ -43,6 +43,7 @@
 #include "../expr/expression.hpp"
 #include "../hw/observer.hpp"
 #include "../stream/tile_stream.hpp"
+#include "buffer_pool.hpp"
 #include "external.hpp"
 #include "identifier_pool.hpp"
 #include "options.hpp"
@@ -75,7 +76,10 @@ public:
         : options_(checked(options)),
           owner_(std::this_thread::get_id()),
           serial_(detail::next_tape_serial()),
-          stream_(options_) {}
+          stream_(options_) {
+        scalar_buffers_.prepare();
+        identifier_buffers_.prepare();
+    }
 
     basic_tape(const basic_tape&) = delete;
     basic_tape& operator=(const basic_tape&) = delete;
@@ -328,6 +332,7 @@ public:
         s.adjoint_bytes = adjoints_.capacity() * sizeof(Scalar);
         s.externals = externals_.size();
         for (const auto& e : externals_) s.external_bytes += e->bytes();
+        s.spare_external_bytes = scalar_buffers_.bytes() + identifier_buffers_.bytes();
         const stream_statistics t = stream_.statistics();
         s.tiles_written = t.tiles_written;
         s.tiles_spilled = t.tiles_spilled;
@@ -388,8 +393,8 @@ public:
     /// A fresh identifier that a record may assign (give it back with release()).
     identifier acquire_identifier() { return ids_.acquire(); }
     /// Appends an external entry and its record; the tape owns the entry
-    /// until a reset drops it.
-    void push_external(std::unique_ptr<external_entry<Scalar>> entry) {
+    /// until a reset drops it. If this throws, `entry` still owns it.
+    void push_external(std::unique_ptr<external_entry<Scalar>>&& entry) {
         check_owner("push_external");
         if (externals_.size() >= max_externals)
             throw error("a tape holds at most " + std::to_string(max_externals) +
@@ -402,6 +407,10 @@ public:
         cursor_ += bytes;
         ++statements_;
     }
+
+    /// Buffers that external entries take and give back (tape/buffer_pool.hpp).
+    buffer_pool<Scalar>& scalar_buffers() noexcept { return scalar_buffers_; }
+    buffer_pool<identifier>& identifier_buffers() noexcept { return identifier_buffers_; }
 
     /// Gives identifier `id` back if it belongs to this tape; sets it to 0.
     TAPEFLOW_ALWAYS_INLINE void release(identifier& id, std::uint32_t tag) noexcept {
@@ -646,6 +655,10 @@ private:
     identifier_pool ids_;
     std::vector<Scalar> adjoints_;
     region_table regions_;
+    // Declared before externals_: the entries give their buffers back when
+    // destroyed, so the pools must outlive them.
+    buffer_pool<Scalar> scalar_buffers_;
+    buffer_pool<identifier> identifier_buffers_;
     std::vector<std::unique_ptr<external_entry<Scalar>>> externals_;  // see tape/external.hpp
     std::vector<Scalar> external_scratch_;  // lent to external entries during sweeps
 };
