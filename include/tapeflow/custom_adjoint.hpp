@@ -145,13 +145,9 @@ public:
 
     /// Reserves room for this many inputs and outputs (saves reallocations).
     void reserve(std::size_t inputs, std::size_t outputs) {
-        if (inputs_->empty() && inputs_->capacity() < inputs)
-            inputs_ = pooled_buffer<identifier>(tape_.identifier_buffers(), inputs);
-        inputs_->reserve(inputs);
+        inputs_.reserve(inputs);
         outputs_.reserve(outputs);
-        if (values_->empty() && values_->capacity() < outputs)
-            values_ = pooled_buffer<Scalar>(tape_.scalar_buffers(), outputs);
-        values_->reserve(outputs);
+        values_.reserve(outputs);
     }
 
     /// The tape the entry goes on.
@@ -183,13 +179,6 @@ public:
         // An output gets a new identifier unless it already holds one of
         // this tape (y = f(y) keeps y's).
         auto fresh = [this](const real_type& y) { return y.id_ == 0 || y.tag_ != tape_.serial(); };
-        auto release_fresh = [&](const std::vector<identifier>& ids) noexcept {
-            for (std::size_t i = 0; i < outputs_.size(); ++i)
-                if (fresh(*outputs_[i]) && ids[i] != 0) {
-                    identifier id = ids[i];
-                    tape_.release(id, tape_.serial());
-                }
-        };
         pooled_buffer<identifier> ids(tape_.identifier_buffers(), outputs_.size());
         ids->assign(outputs_.size(), 0);
         std::unique_ptr<external_entry<Scalar>> entry;
@@ -204,8 +193,12 @@ public:
             output_ids = &made->output_identifiers();
             entry = std::move(made);
             tape_.push_external(std::move(entry));
-        } catch (...) {
-            release_fresh(output_ids != nullptr ? *output_ids : *ids);
+        } catch (...) {  // give back the identifiers acquired so far
+            const std::vector<identifier>& acquired = output_ids != nullptr ? *output_ids : *ids;
+            for (std::size_t i = 0; i < outputs_.size(); ++i) {
+                identifier id = acquired[i];
+                if (fresh(*outputs_[i])) tape_.release(id, tape_.serial());  // 0 (not acquired yet): nothing
+            }
             throw;
         }
         for (std::size_t i = 0; i < outputs_.size(); ++i) {

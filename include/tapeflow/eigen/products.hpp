@@ -56,11 +56,12 @@ void record_product(Eigen::Index rows, Eigen::Index cols, Eigen::Index depth, co
     // pages in.
     basic_custom_adjoint<S> op;
     buffer_pool<S>& pool = op.tape().scalar_buffers();
-    pooled_buffer<S> a_data(pool, std::size_t(rows * depth)), b_data(pool, std::size_t(depth * cols)),
-        c_data(pool, std::size_t(rows * cols));
-    a_data->resize(std::size_t(rows * depth));
-    b_data->resize(std::size_t(depth * cols));
-    c_data->resize(std::size_t(rows * cols));
+    auto sized = [&pool](Index r, Index c) {
+        pooled_buffer<S> buffer(pool, std::size_t(r * c));
+        buffer->resize(std::size_t(r * c));
+        return buffer;
+    };
+    pooled_buffer<S> a_data = sized(rows, depth), b_data = sized(depth, cols), c_data = sized(rows, cols);
     Eigen::Map<matrix> a(a_data->data(), rows, depth), b(b_data->data(), depth, cols), c(c_data->data(), rows, cols);
     for (Index k = 0; k < depth; ++k)
         for (Index i = 0; i < rows; ++i) a(i, k) = value_of(lhs(i, k));

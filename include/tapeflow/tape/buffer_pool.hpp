@@ -101,6 +101,17 @@ public:
     std::vector<T>* operator->() noexcept { return &data_; }
     const std::vector<T>* operator->() const noexcept { return &data_; }
 
+    /// Room for n elements. An empty buffer too small for them swaps its
+    /// memory for the pool's best fit (the vector's own growth otherwise).
+    void reserve(std::size_t n) {
+        if (pool_ != nullptr && data_.empty() && data_.capacity() < n) {
+            std::vector<T> fit = pool_->take(n);
+            pool_->give(std::move(data_));
+            data_ = std::move(fit);
+        }
+        data_.reserve(n);
+    }
+
     /// Gives the memory back now; the buffer is empty afterwards.
     void give_back() noexcept {
         if (pool_ != nullptr) pool_->give(std::move(data_));
