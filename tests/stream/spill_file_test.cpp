@@ -11,8 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -121,10 +123,50 @@ TEST_CASE("a flipped byte in a tile or its checksum is reported as corrupt") {
 TEST_CASE("the checksum depends on every byte and on the length") {
     auto v = pattern(1031, 7);  // not a multiple of 8: the tail bytes count too
     const auto base = tapeflow::tile_checksum(v.data(), v.size());
-    for (std::size_t i : {std::size_t(0), std::size_t(8), std::size_t(517), std::size_t(1030)}) {
+    // every byte of the first blocks (all eight lanes and every byte of a
+    // word), some in the middle, the last whole words and the tail bytes
+    std::vector<std::size_t> flipped;
+    for (std::size_t i = 0; i < 136; ++i) flipped.push_back(i);
+    for (std::size_t i = 500; i < 1031; i += 37) flipped.push_back(i);
+    for (std::size_t i = 1000; i < 1031; ++i) flipped.push_back(i);
+    for (std::size_t i : flipped)
+        for (std::byte bit : {std::byte{1}, std::byte{0x80}}) {
+            auto w = v;
+            w[i] ^= bit;
+            INFO("byte " << i);
+            CHECK(tapeflow::tile_checksum(w.data(), w.size()) != base);
+        }
+    // two words swapped, in one lane (8 and 72) and across lanes (8 and 16)
+    for (std::size_t other : {std::size_t(72), std::size_t(16)}) {
         auto w = v;
-        w[i] ^= std::byte{1};
+        std::swap_ranges(w.begin() + 8, w.begin() + 16, w.begin() + std::ptrdiff_t(other));
+        REQUIRE(w != v);
+        INFO("swapped with word at " << other);
         CHECK(tapeflow::tile_checksum(w.data(), w.size()) != base);
+    }
+    // +d in one word and -d in another word of the same lane leave that
+    // lane's sum alone; the order-weighted sum still sees them
+    {
+        auto w = v;
+        std::uint64_t p, q;
+        std::memcpy(&p, w.data() + 8, 8);
+        std::memcpy(&q, w.data() + 8 + 64 * 3, 8);
+        p += 12345;
+        q -= 12345;
+        std::memcpy(w.data() + 8, &p, 8);
+        std::memcpy(w.data() + 8 + 64 * 3, &q, 8);
+        CHECK(tapeflow::tile_checksum(w.data(), w.size()) != base);
+    }
+    // what failing storage does: a page of zeros, data shifted by a word
+    {
+        auto big = pattern(3 * 4096, 11);
+        const auto big_sum = tapeflow::tile_checksum(big.data(), big.size());
+        auto zeroed = big;
+        std::fill(zeroed.begin() + 4096, zeroed.begin() + 8192, std::byte{0});
+        CHECK(tapeflow::tile_checksum(zeroed.data(), zeroed.size()) != big_sum);
+        auto shifted = big;
+        std::rotate(shifted.begin(), shifted.begin() + 8, shifted.end());
+        CHECK(tapeflow::tile_checksum(shifted.data(), shifted.size()) != big_sum);
     }
     std::vector<std::byte> zeros(64, std::byte{0});
     CHECK(tapeflow::tile_checksum(zeros.data(), 64) != tapeflow::tile_checksum(zeros.data(), 56));
