@@ -62,7 +62,7 @@ struct settings {
     std::size_t long_cells = 100000;
     std::size_t long_steps = 1000;
     std::size_t scaled_steps = 100;
-    std::size_t long_tile_bytes = tapeflow::default_tile_bytes;
+    std::size_t long_tile_bytes = 0;  // the tape chooses (tape_options::tile_bytes)
     std::string gradient_out;
     std::string gradient_expect;
     std::string check_hand;
@@ -386,9 +386,17 @@ std::vector<config> ablation_configs(std::size_t small_budget) {
         o.memory_budget_bytes = small_budget;
         o.scratchpad = true;
     });
+    // tiles of a tape in memory (the default: default_tile_bytes)
     for (std::size_t t = 16 * KiB; t <= 4 * MiB; t *= 2)
         if (t != tapeflow::default_tile_bytes)
             add("tile" + size_name(t), [t](tapeflow::tape_options& o) { o.tile_bytes = t; });
+    // tiles of a spilling tape (the default: default_streaming_tile_bytes)
+    for (std::size_t t : {128 * KiB, 512 * KiB, 1 * MiB, 4 * MiB})
+        if (t != tapeflow::default_streaming_tile_bytes)
+            add(budget + "-tile" + size_name(t), [&, t](tapeflow::tape_options& o) {
+                o.memory_budget_bytes = small_budget;
+                o.tile_bytes = t;
+            });
     return out;
 }
 
@@ -555,7 +563,13 @@ int main(int argc, char** argv) {
     if (!cfg.check_hand.empty()) return streaming::check_hand(cfg.check_hand);
     if (argc > 1 && std::strcmp(argv[1], "--print-defaults") == 0) {
         const tapeflow::tape_options o;
-        std::printf("tile_bytes=%zu scratchpad=%d prefetch=%d memory_budget_bytes=%s\n", o.tile_bytes,
+        tapeflow::tape_options streaming;
+        streaming.memory_budget_bytes = 256 * streaming::MiB;
+        const std::size_t chosen = tapeflow::tape(o).statistics().tile_bytes;
+        const std::size_t chosen_streaming = tapeflow::tape(streaming).statistics().tile_bytes;
+        std::printf("tile_bytes=%s memory_tile_bytes=%zu streaming_tile_bytes=%zu scratchpad=%d prefetch=%d "
+                    "memory_budget_bytes=%s\n",
+                    o.tile_bytes == 0 ? "auto" : std::to_string(o.tile_bytes).c_str(), chosen, chosen_streaming,
                     int(o.scratchpad), int(o.prefetch),
                     o.memory_budget_bytes == std::numeric_limits<std::size_t>::max()
                         ? "unlimited"

@@ -136,6 +136,50 @@ TEST_CASE("tiny tiles: records cross many tile boundaries, the gradient is uncha
     for (std::size_t i = 0; i < 4; ++i) CHECK(small[i] == large[i]);  // same records, same order
 }
 
+TEST_CASE("tile_bytes 0 (the default): the tape chooses from the mode and the budget") {
+    auto chosen = [](std::size_t budget, bool scratchpad, std::size_t tile_bytes = 0) {
+        tapeflow::tape_options o;
+        o.memory_budget_bytes = budget;
+        o.scratchpad = scratchpad;
+        o.tile_bytes = tile_bytes;
+        return tapeflow::tape(o).statistics().tile_bytes;
+    };
+    const std::size_t unlimited = std::numeric_limits<std::size_t>::max();
+    CHECK(tapeflow::tape_options{}.tile_bytes == 0);
+    CHECK(chosen(unlimited, false) == tapeflow::default_tile_bytes);            // in memory
+    CHECK(chosen(unlimited, true) == tapeflow::default_streaming_tile_bytes);   // scratchpad
+    CHECK(chosen(256u << 20, false) == tapeflow::default_streaming_tile_bytes); // large budget
+    CHECK(chosen(1u << 20, false) == (1u << 20) / 8);                           // an eighth of a small one
+    CHECK(chosen(4096, false) == tapeflow::min_tile_bytes);                     // never below the minimum
+    CHECK(chosen(1000 + (1u << 20), false) == 2050 * 64);                       // /8 = 131197, up to 64: 2050 x 64
+    CHECK(chosen(256u << 20, false, 4096) == 4096);                             // an explicit size is kept
+    // a budget below two of the smallest tiles still says what to change
+    CHECK_THROWS_WITH(chosen(2000, false), Catch::Contains("memory_budget_bytes = 2000 is below"));
+
+    // A budget of 64 KiB: 8 KiB tiles, most of the tape spilled; the
+    // gradient of sum(x_i^2) is 2 x.
+    tapeflow_test::temp_directory dir;
+    tapeflow::tape_options o;
+    o.memory_budget_bytes = 64 * 1024;
+    o.spill_directory = dir.path();
+    tapeflow::tape t(o);
+    t.start_recording();
+    std::vector<Real> x(20000);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        x[i] = 0.001 * double(i) - 3.0;
+        t.register_input(x[i]);
+    }
+    Real y = 0.0;
+    for (const Real& xi : x) y += xi * xi;
+    t.register_output(y);
+    t.stop_recording();
+    t.set_adjoint(y, 1.0);
+    t.sweep();
+    CHECK(t.statistics().tile_bytes == 8 * 1024);
+    CHECK(t.statistics().tiles_spilled > 10);
+    for (std::size_t i = 0; i < x.size(); i += 997) CHECK(t.adjoint(x[i]) == 2.0 * x[i].value());
+}
+
 TEST_CASE("sweep and reset to positions inside earlier tiles") {
     const bool scratchpad = GENERATE(false, true);
     tapeflow::tape t(tapeflow_test::tape_options(tapeflow::min_tile_bytes, scratchpad));

@@ -36,8 +36,12 @@ struct tape_progress {
 
 struct tape_options {
     /// Bytes per tile; a record never straddles two tiles. At least
-    /// min_tile_bytes; rounded up to a multiple of 64.
-    std::size_t tile_bytes = default_tile_bytes;
+    /// min_tile_bytes; rounded up to a multiple of 64. 0 (the default): the
+    /// tape chooses, default_tile_bytes (128 KiB) for a tape held in memory,
+    /// default_streaming_tile_bytes (2 MiB) for a streaming tape (scratchpad
+    /// or finite budget), but at most an eighth of the budget.
+    /// tape::statistics().tile_bytes says what was chosen.
+    std::size_t tile_bytes = 0;
     /// Record into a cache-resident scratchpad of two tiles (double buffered)
     /// and move each full tile out with non-temporal stores (true), or write
     /// records straight into tiles in memory (false, the fastest measured when
@@ -52,10 +56,11 @@ struct tape_options {
     std::string spill_directory;
     /// Move tiles on a background thread, one tile ahead of recording and of
     /// the sweep (true), or synchronously in the operation that needs them
-    /// (false). Off by default: on the 2-core machine of docs/performance.md
-    /// the thread costs more than it hides (the streaming gradient took 1.5-2x
-    /// as long with it); turn it on where a core is free.
-    bool prefetch = false;
+    /// (false). Only a streaming tape has the thread. On by default: with
+    /// streaming-sized tiles it hid most of the spill file's I/O on the
+    /// 2-core machine of docs/performance.md. Turn it off where no core is
+    /// free for it.
+    bool prefetch = true;
     /// Called once per finished tile while recording and once per tile
     /// while sweeping. Empty: no callback.
     std::function<void(const tape_progress&)> progress;

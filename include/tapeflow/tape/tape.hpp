@@ -28,9 +28,11 @@
 //   tape.reset();
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <cstdint>
 #include <string>
@@ -420,11 +422,22 @@ public:
 
 private:
     static tape_options checked(tape_options o) {
+        if (o.tile_bytes == 0) o.tile_bytes = automatic_tile_bytes(o);
         if (o.tile_bytes < min_tile_bytes)
             throw usage_error("tape_options::tile_bytes = " + std::to_string(o.tile_bytes) +
                               " is below the minimum of " + std::to_string(min_tile_bytes));
         o.tile_bytes = (o.tile_bytes + 63) & ~std::size_t(63);
         return o;
+    }
+
+    // tape_options::tile_bytes == 0: large tiles for a streaming tape (what
+    // the prefetch thread moves well), an eighth of a small budget at most,
+    // so that the arena and a few tiles fit in it.
+    static std::size_t automatic_tile_bytes(const tape_options& o) {
+        const bool budget = o.memory_budget_bytes != std::numeric_limits<std::size_t>::max();
+        if (!o.scratchpad && !budget) return default_tile_bytes;
+        if (!budget) return default_streaming_tile_bytes;
+        return std::max(min_tile_bytes, std::min(default_streaming_tile_bytes, o.memory_budget_bytes / 8));
     }
 
     void check_owner(const char* what) const {
