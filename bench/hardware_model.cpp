@@ -228,6 +228,7 @@ model_run run_model(const K& kernel, const std::string& mode, std::size_t sram) 
     r.model_seconds = now_seconds() - t0;
     r.error = check(kernel, g, mode.c_str());
     r.stats = job.tape.statistics();
+    r.tile_bytes = r.stats.tile_bytes;  // what the tape chose when options.tile_bytes is 0
     r.flow = model->tapeflow();
     r.conv = model->conventional();
     r.scratchpad_bytes = options.scratchpad ? 2 * options.tile_bytes : 0;

@@ -13,8 +13,7 @@
 #endif
 
 #ifndef TAPEFLOW_STREAMING_TILE_BYTES
-// Tiles of a streaming tape (a memory budget or the scratchpad), at most an
-// eighth of the budget. 2 MiB: with the prefetch thread on the other core,
+// Tiles of a tape with a memory budget, at most an eighth of the budget. 2 MiB: with the prefetch thread on the other core,
 // tiles small enough for L2 made the two cores pass every cache line of the
 // scratchpad back and forth; 1-4 MiB tiles were the fastest measured
 // (docs/performance.md, "Streaming tape").
@@ -57,7 +56,7 @@ namespace tapeflow {
 
 /// Default size of one tile of tape in bytes (a tape held in memory).
 inline constexpr std::size_t default_tile_bytes = TAPEFLOW_TILE_BYTES;
-/// Default size of one tile of a streaming tape, when the budget allows.
+/// Default size of one tile of a tape with a memory budget, when the budget allows.
 inline constexpr std::size_t default_streaming_tile_bytes = TAPEFLOW_STREAMING_TILE_BYTES;
 /// Smallest tile the tape accepts (a tile must hold at least one record).
 inline constexpr std::size_t min_tile_bytes = 1024;

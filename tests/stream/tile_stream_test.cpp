@@ -224,6 +224,10 @@ TEST_CASE("a budget below two tiles is a usage_error, and the thread runs only w
     CHECK_THROWS_WITH(tapeflow::tile_stream(tapeflow_test::tape_options(4096, true, 8191)),
                       Catch::Contains("two tiles"));
     CHECK_NOTHROW(tapeflow::tile_stream(tapeflow_test::tape_options(4096, true, 8192)));
+    // tile_bytes = 0 ("the tape chooses") is resolved by basic_tape; a
+    // tile_stream made directly says so instead of dividing by zero
+    CHECK_THROWS_WITH(tapeflow::tile_stream(tapeflow_test::tape_options(0, true, 8192)),
+                      Catch::Contains("tile_bytes = 0 is below the minimum"));
     CHECK_THROWS_AS(tapeflow::tape(tapeflow_test::tape_options(4096, false, 4096)), tapeflow::usage_error);
 
     tapeflow_test::temp_directory dir;

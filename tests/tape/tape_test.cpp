@@ -147,7 +147,8 @@ TEST_CASE("tile_bytes 0 (the default): the tape chooses from the mode and the bu
     const std::size_t unlimited = std::numeric_limits<std::size_t>::max();
     CHECK(tapeflow::tape_options{}.tile_bytes == 0);
     CHECK(chosen(unlimited, false) == tapeflow::default_tile_bytes);            // in memory
-    CHECK(chosen(unlimited, true) == tapeflow::default_streaming_tile_bytes);   // scratchpad
+    CHECK(chosen(unlimited, true) == tapeflow::default_tile_bytes);             // scratchpad alone
+    CHECK(chosen(256u << 20, true) == tapeflow::default_streaming_tile_bytes);  // scratchpad and budget
     CHECK(chosen(256u << 20, false) == tapeflow::default_streaming_tile_bytes); // large budget
     CHECK(chosen(1u << 20, false) == (1u << 20) / 8);                           // an eighth of a small one
     CHECK(chosen(4096, false) == tapeflow::min_tile_bytes);                     // never below the minimum

@@ -67,6 +67,7 @@ public:
                 job();
             } catch (...) {
                 error_ = std::current_exception();
+                failed_.store(true, std::memory_order_relaxed);
                 rethrow_pending();
             }
             submitted_.store(t, std::memory_order_relaxed);
@@ -155,8 +156,11 @@ private:
     }
 
     /// Spins until `ready()` or spin_time has passed; returns `ready()`.
+    /// With one core, spinning would only keep the other thread off it.
     template <class Ready>
     static bool spin_until(Ready ready) {
+        static const bool spare_core = std::thread::hardware_concurrency() >= 2;
+        if (!spare_core) return ready();
         const auto limit = std::chrono::steady_clock::now() + spin_time;
         for (unsigned i = 1;; ++i) {
             if (ready()) return true;

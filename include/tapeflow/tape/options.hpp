@@ -37,9 +37,9 @@ struct tape_progress {
 struct tape_options {
     /// Bytes per tile; a record never straddles two tiles. At least
     /// min_tile_bytes; rounded up to a multiple of 64. 0 (the default): the
-    /// tape chooses, default_tile_bytes (128 KiB) for a tape held in memory,
-    /// default_streaming_tile_bytes (2 MiB) for a streaming tape (scratchpad
-    /// or finite budget), but at most an eighth of the budget.
+    /// tape chooses, default_streaming_tile_bytes (2 MiB) for a tape with a
+    /// finite memory budget, but at most an eighth of the budget, else
+    /// default_tile_bytes (128 KiB), also with the scratchpad alone.
     /// tape::statistics().tile_bytes says what was chosen.
     std::size_t tile_bytes = 0;
     /// Record into a cache-resident scratchpad of two tiles (double buffered)

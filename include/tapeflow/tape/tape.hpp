@@ -430,13 +430,14 @@ private:
         return o;
     }
 
-    // tape_options::tile_bytes == 0: large tiles for a streaming tape (what
-    // the prefetch thread moves well), an eighth of a small budget at most,
-    // so that the arena and a few tiles fit in it.
+    // tape_options::tile_bytes == 0: large tiles for a tape with a memory
+    // budget (what the prefetch thread moves well), an eighth of a small
+    // budget at most, so that the arena and a few tiles fit in it. A tape in
+    // memory, and one that only asks for the scratchpad (which is meant to
+    // stay in cache, and is what the hardware model prices as SRAM), keep
+    // the small default.
     static std::size_t automatic_tile_bytes(const tape_options& o) {
-        const bool budget = o.memory_budget_bytes != std::numeric_limits<std::size_t>::max();
-        if (!o.scratchpad && !budget) return default_tile_bytes;
-        if (!budget) return default_streaming_tile_bytes;
+        if (o.memory_budget_bytes == std::numeric_limits<std::size_t>::max()) return default_tile_bytes;
         return std::max(min_tile_bytes, std::min(default_streaming_tile_bytes, o.memory_budget_bytes / 8));
     }
 
