@@ -210,7 +210,6 @@ model_run run_model(const K& kernel, const std::string& mode, std::size_t sram) 
         options.scratchpad = true;
         options.tile_bytes = std::max(tapeflow::min_tile_bytes, sram / 8);
     }
-    r.tile_bytes = options.tile_bytes;
     const std::vector<double> x = kernel.inputs();
     std::vector<double> g;
     {  // the gradient without the model: what the model costs on top
@@ -231,7 +230,7 @@ model_run run_model(const K& kernel, const std::string& mode, std::size_t sram) 
     r.tile_bytes = r.stats.tile_bytes;  // what the tape chose when options.tile_bytes is 0
     r.flow = model->tapeflow();
     r.conv = model->conventional();
-    r.scratchpad_bytes = options.scratchpad ? 2 * options.tile_bytes : 0;
+    r.scratchpad_bytes = options.scratchpad ? 2 * r.tile_bytes : 0;
     // DRAM reads of the sweep: the layers' (tile staging, tape lines, adjoint
     // line fills); its DRAM writes: the adjoint write-backs, which the model
     // counts in the totals when the sweep ends

@@ -13,10 +13,11 @@
 #endif
 
 #ifndef TAPEFLOW_STREAMING_TILE_BYTES
-// Tiles of a tape with a memory budget, at most an eighth of the budget. 2 MiB: with the prefetch thread on the other core,
-// tiles small enough for L2 made the two cores pass every cache line of the
-// scratchpad back and forth; 1-4 MiB tiles were the fastest measured
-// (docs/performance.md, "Streaming tape").
+// Tiles of a tape with a memory budget, at most an eighth of the budget.
+// 2 MiB: with the prefetch thread on the other core, tiles small enough for
+// L2 made the two cores pass every cache line of the scratchpad back and
+// forth; 1-4 MiB tiles were the fastest measured (docs/performance.md,
+// "Streaming tape").
 #define TAPEFLOW_STREAMING_TILE_BYTES (2048u * 1024u)
 #endif
 

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <iterator>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -57,6 +58,32 @@ TEST_CASE("jobs run in submission order on one background thread") {
         CHECK(id == threads.front());
         CHECK(id != std::this_thread::get_id());
     }
+}
+
+TEST_CASE("hand-offs around the spin time: every job runs, every wait returns") {
+    // Both sides spin for prefetcher::spin_time before they sleep. Gaps and
+    // job lengths just below and above it make submit() meet a thread that
+    // is spinning, falling asleep or asleep, and wait() spin or block: a
+    // lost wake-up hangs here (the watchdog aborts).
+    tapeflow_test::watchdog dog(120, "hand-offs around the spin time");
+    prefetcher p(true);
+    const auto spin = prefetcher::spin_time;
+    const std::chrono::microseconds gaps[] = {0us, spin / 2, spin - 10us, spin, spin + 10us, 2 * spin};
+    std::atomic<int> ran{0};
+    int submitted = 0;
+    for (int round = 0; round < 40; ++round)
+        for (const auto gap : gaps) {
+            const auto job_length = gaps[std::size_t(round + submitted) % std::size(gaps)];
+            const prefetcher::ticket t = p.submit([&ran, job_length] {
+                std::this_thread::sleep_for(job_length);
+                ++ran;
+            });
+            ++submitted;
+            if (round % 2 == 0) p.wait(t);  // wait() meets a job running, finished or queued
+            std::this_thread::sleep_for(gap);
+        }
+    p.drain();
+    CHECK(ran == submitted);
 }
 
 TEST_CASE("wait(ticket) returns once that job is done, not before") {

@@ -146,6 +146,7 @@ TEST_CASE("tile_bytes 0 (the default): the tape chooses from the mode and the bu
     };
     const std::size_t unlimited = std::numeric_limits<std::size_t>::max();
     CHECK(tapeflow::tape_options{}.tile_bytes == 0);
+    CHECK(tapeflow::tape_options{}.prefetch);  // on by default (only a streaming tape has the thread)
     CHECK(chosen(unlimited, false) == tapeflow::default_tile_bytes);            // in memory
     CHECK(chosen(unlimited, true) == tapeflow::default_tile_bytes);             // scratchpad alone
     CHECK(chosen(256u << 20, true) == tapeflow::default_streaming_tile_bytes);  // scratchpad and budget

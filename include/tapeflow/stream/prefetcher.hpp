@@ -92,8 +92,10 @@ public:
             return done_.load(std::memory_order_acquire) >= t || failed_.load(std::memory_order_acquire);
         };
         if (ready()) {
-            std::lock_guard<std::mutex> lock(mutex_);
-            rethrow_pending();
+            if (failed_.load(std::memory_order_acquire)) {  // error_ is read under the lock
+                std::lock_guard<std::mutex> lock(mutex_);
+                rethrow_pending();
+            }
             return 0.0;
         }
         const auto start = std::chrono::steady_clock::now();

@@ -66,9 +66,7 @@ public:
           spill_(options.io ? options.io : std::make_shared<spill_io>(), directory(options), options.codec),
           observer_(hardware_model_hook ? options.observer : nullptr),
           prefetcher_(options.prefetch && streaming_) {
-        if (tile_bytes_ < min_tile_bytes)  // basic_tape resolves tile_bytes == 0 before it gets here
-            throw usage_error("tile_stream: tape_options::tile_bytes = " + std::to_string(tile_bytes_) +
-                              " is below the minimum of " + std::to_string(min_tile_bytes));
+        detail::check_tile_bytes(tile_bytes_);  // basic_tape resolves tile_bytes == 0 before it gets here
         if (streaming_) {
             const std::size_t fixed = 2 * tile_bytes_ + spill_.buffer_bytes(tile_bytes_);
             if (options.memory_budget_bytes < fixed)

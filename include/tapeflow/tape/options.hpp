@@ -17,6 +17,7 @@
 #include <string>
 
 #include "../config.hpp"
+#include "../error.hpp"
 
 namespace tapeflow {
 
@@ -76,5 +77,15 @@ struct tape_options {
     /// and energy per memory level. Empty: nothing is told (no cost).
     std::shared_ptr<tape_observer> observer;
 };
+
+namespace detail {
+/// Throws usage_error when tiles of `tile_bytes` (after 0 was resolved) are
+/// too small to hold a record.
+inline void check_tile_bytes(std::size_t tile_bytes) {
+    if (tile_bytes < min_tile_bytes)
+        throw usage_error("tape_options::tile_bytes = " + std::to_string(tile_bytes) + " is below the minimum of " +
+                          std::to_string(min_tile_bytes));
+}
+}  // namespace detail
 
 }  // namespace tapeflow

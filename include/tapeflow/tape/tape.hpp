@@ -423,9 +423,7 @@ public:
 private:
     static tape_options checked(tape_options o) {
         if (o.tile_bytes == 0) o.tile_bytes = automatic_tile_bytes(o);
-        if (o.tile_bytes < min_tile_bytes)
-            throw usage_error("tape_options::tile_bytes = " + std::to_string(o.tile_bytes) +
-                              " is below the minimum of " + std::to_string(min_tile_bytes));
+        detail::check_tile_bytes(o.tile_bytes);
         o.tile_bytes = (o.tile_bytes + 63) & ~std::size_t(63);
         return o;
     }
