@@ -421,6 +421,61 @@ TEST_CASE("custom_adjoint: slots follow the order of the add_ calls, the input a
     CHECK(t.adjoint(q) == 0.0);
 }
 
+TEST_CASE("add_inputs: the same slots and gradient as add_input on each, and a foreign input adds none") {
+    // p = sum_k w_k x_k^2 over inputs declared in two blocks plus one single
+    // input; the rule is written against the slots add_inputs returned.
+    tapeflow::tape t;
+    t.start_recording();
+    std::vector<Real> x = {0.5, -1.5, 2.25, 0.75, -0.25};
+    for (Real& xi : x) t.register_input(xi);
+    const std::vector<double> w = {1.0, 2.0, -3.0, 0.5, 4.0};
+    Real passive = 9.0;
+    std::vector<double> xv;
+    for (const Real& xi : x) xv.push_back(xi.value());
+
+    tapeflow::custom_adjoint op;
+    CHECK(op.add_inputs(2, [&](std::size_t k) -> const Real& { return x[k]; }) == 0);
+    CHECK(op.add_input(x[2]) == 2);
+    // the last block holds x3, a passive variable and x4: slots 3, 4, 5
+    const Real* block[3] = {&x[3], &passive, &x[4]};
+    CHECK(op.add_inputs(3, [&](std::size_t k) -> const Real& { return *block[k]; }) == 3);
+    CHECK(op.add_inputs(0, [&](std::size_t) -> const Real& { return passive; }) == 6);
+    CHECK(op.inputs() == 6);
+    double p_value = 0;
+    for (std::size_t k = 0; k < x.size(); ++k) p_value += w[k] * xv[k] * xv[k];
+    Real p;
+    op.add_output(p, p_value);
+    op.record([&](const double* yb, double* xb) {
+        const std::size_t slot[5] = {0, 1, 2, 3, 5};
+        for (std::size_t k = 0; k < 5; ++k) xb[slot[k]] += yb[0] * 2 * w[k] * xv[k];
+        xb[4] += 1000.0;  // the passive variable's slot: discarded
+    });
+    t.register_output(p);
+    t.stop_recording();
+    t.set_adjoint(p, 1.0);
+    t.sweep();
+    for (std::size_t k = 0; k < x.size(); ++k) CHECK(t.adjoint(x[k]) == 2 * w[k] * xv[k]);
+    CHECK(t.adjoint(passive) == 0.0);
+
+    // a block with a variable of another tape: usage_error, and the block is not added
+    tapeflow::tape other;
+    other.start_recording();
+    Real y = 2.0;
+    other.register_input(y);
+    other.stop_recording();
+    t.reset();
+    t.start_recording();
+    Real a = 1.0;
+    t.register_input(a);
+    tapeflow::custom_adjoint op2(t);
+    op2.add_input(a);
+    const Real* mixed[2] = {&a, &y};
+    CHECK_THROWS_WITH(op2.add_inputs(2, [&](std::size_t k) -> const Real& { return *mixed[k]; }),
+                      Catch::Contains("another tape"));
+    CHECK(op2.inputs() == 1);
+    t.stop_recording();
+}
+
 TEST_CASE("passive inputs are discarded, a repeated input gets the sum of its slots") {
     // w = x^3 (entry 0); y = w k w + 3 w with slots (w, k, w, 3.0), k and 3.0
     // passive (entry 1); z = y^2 + w. The rule of entry 1 writes huge numbers

@@ -59,7 +59,8 @@ template <class S, class M>
 void add_inputs(basic_custom_adjoint<S>& op, const M& m) {
     if constexpr (is_real<typename M::Scalar>::value)
         for (Eigen::Index j = 0; j < m.cols(); ++j)
-            for (Eigen::Index i = 0; i < m.rows(); ++i) op.add_input(m.coeff(i, j));
+            op.add_inputs(std::size_t(m.rows()),
+                          [&](std::size_t i) -> decltype(auto) { return m.coeff(Eigen::Index(i), j); });
 }
 
 template <class M>

@@ -26,6 +26,7 @@
 #include <cstddef>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include <Eigen/Core>
 
@@ -56,54 +57,77 @@ void record_product(Eigen::Index rows, Eigen::Index cols, Eigen::Index depth, co
     // pages in.
     basic_custom_adjoint<S> op;
     buffer_pool<S>& pool = op.tape().scalar_buffers();
-    auto sized = [&pool](Index r, Index c) {
-        pooled_buffer<S> buffer(pool, std::size_t(r * c));
-        buffer->resize(std::size_t(r * c));
-        return buffer;
-    };
-    pooled_buffer<S> a_data = sized(rows, depth), b_data = sized(depth, cols), c_data = sized(rows, cols);
-    Eigen::Map<matrix> a(a_data->data(), rows, depth), b(b_data->data(), depth, cols), c(c_data->data(), rows, cols);
-    for (Index k = 0; k < depth; ++k)
-        for (Index i = 0; i < rows; ++i) a(i, k) = value_of(lhs(i, k));
-    for (Index j = 0; j < cols; ++j)
-        for (Index k = 0; k < depth; ++k) b(k, j) = value_of(rhs(k, j));
-    c.noalias() = a * b;
-    const S alpha_value = value_of(alpha);
+    pooled_buffer<S> a_data(pool, std::size_t(rows * depth)), b_data(pool, std::size_t(depth * cols)),
+        c_data(pool, std::size_t(rows * cols));
 
     // Operands with no active element are left out (their adjoints are not
     // computed). Inputs, in this order: lhs (column-major), rhs
-    // (column-major), alpha, the old res.
+    // (column-major), alpha, the old res. Finding an active element of lhs
+    // or rhs usually takes one look; the old res is looked at with the
+    // outputs below.
     auto any_active = [](Index r, Index c, const auto& at) {
-        bool active = false;
-        for (Index j = 0; j < c && !active; ++j)
-            for (Index i = 0; i < r; ++i) active |= detail::is_active(at(i, j));
-        return active;
+        for (Index j = 0; j < c; ++j)
+            for (Index i = 0; i < r; ++i)
+                if (detail::is_active(at(i, j))) return true;
+        return false;
     };
     const bool lhs_active = lhs_real && any_active(rows, depth, lhs);
     const bool rhs_active = rhs_real && any_active(depth, cols, rhs);
     const bool alpha_active = detail::is_active(alpha);
-    const bool res_active = any_active(rows, cols, res);
-
-    op.reserve(std::size_t(lhs_active ? rows * depth : 0) + std::size_t(rhs_active ? depth * cols : 0) +
-                   std::size_t(res_active ? rows * cols : 0) + 1,
+    op.reserve(std::size_t(lhs_active ? rows * depth : 0) + std::size_t(rhs_active ? depth * cols : 0) + 1,
                std::size_t(rows * cols));
-    if (lhs_active)
-        for (Index k = 0; k < depth; ++k)
-            for (Index i = 0; i < rows; ++i) op.add_input(lhs(i, k));
+
+    // One pass over each operand: its values into a (b), and for an active
+    // operand its identifiers into the inputs. (The passes are memory-bound
+    // at n = 512: each pass over a Real matrix costs about what the
+    // identifiers do.)
+    a_data->resize(std::size_t(rows * depth));
+    b_data->resize(std::size_t(depth * cols));
+    c_data->resize(std::size_t(rows * cols));
+    Eigen::Map<matrix> a(a_data->data(), rows, depth), b(b_data->data(), depth, cols), c(c_data->data(), rows, cols);
+    for (Index k = 0; k < depth; ++k) {
+        if constexpr (lhs_real)
+            if (lhs_active) {
+                op.add_inputs(std::size_t(rows), [&](std::size_t i) -> decltype(auto) {
+                    const auto& x = lhs(Index(i), k);
+                    a(Index(i), k) = x.value();
+                    return x;
+                });
+                continue;
+            }
+        for (Index i = 0; i < rows; ++i) a(i, k) = value_of(lhs(i, k));
+    }
     const std::size_t rhs_at = op.inputs();
-    if (rhs_active)
-        for (Index j = 0; j < cols; ++j)
-            for (Index k = 0; k < depth; ++k) op.add_input(rhs(k, j));
+    for (Index j = 0; j < cols; ++j) {
+        if constexpr (rhs_real)
+            if (rhs_active) {
+                op.add_inputs(std::size_t(depth), [&](std::size_t k) -> decltype(auto) {
+                    const auto& x = rhs(Index(k), j);
+                    b(Index(k), j) = x.value();
+                    return x;
+                });
+                continue;
+            }
+        for (Index k = 0; k < depth; ++k) b(k, j) = value_of(rhs(k, j));
+    }
+    c.noalias() = a * b;
+    const S alpha_value = value_of(alpha);
+
     const std::size_t alpha_at = op.inputs();
     if constexpr (is_real<Alpha>::value)
         if (alpha_active) op.add_input(alpha);
+    bool res_active = false;
+    for (Index j = 0; j < cols; ++j)
+        for (Index i = 0; i < rows; ++i) {
+            auto& y = res(i, j);
+            res_active |= detail::is_active(y);
+            op.add_output(y, y.value() + alpha_value * c(i, j));
+        }
+    op.assume_distinct_outputs();  // the elements of one matrix
     const std::size_t res_at = op.inputs();
     if (res_active)
         for (Index j = 0; j < cols; ++j)
-            for (Index i = 0; i < rows; ++i) op.add_input(res(i, j));
-    for (Index j = 0; j < cols; ++j)
-        for (Index i = 0; i < rows; ++i) op.add_output(res(i, j), res(i, j).value() + alpha_value * c(i, j));
-    op.assume_distinct_outputs();  // the elements of one matrix
+            op.add_inputs(std::size_t(rows), [&](std::size_t i) -> decltype(auto) { return res(Index(i), j); });
 
     // keep only what the reverse rule reads
     if (!alpha_active) c_data.give_back();
