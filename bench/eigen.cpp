@@ -27,7 +27,8 @@
 //              LU and QR and its triangular solves evaluate some blocks as
 //              ordinary products, which products.hpp still tapes as one entry
 //              each (counter `externals`); everything else is per scalar.
-// A gradient is the whole job: fresh inputs, tape.reset(), record, seed,
+// A gradient is the whole job: fresh inputs (tapeflow::register_inputs),
+// tape.reset(), record, seed,
 // sweep, read every adjoint. Counters: primal_ms (median measured in this
 // process before the first iteration), gradient_over_primal, tape_bytes
 // (statistics().record_bytes + external_bytes of one gradient), statements,
@@ -269,13 +270,10 @@ struct gradient_driver {
         in.resize(shapes.size());
         std::size_t at = 0;
         for (std::size_t k = 0; k < shapes.size(); ++k) {
-            matrix<Real>& m = in[k];
-            m.resize(shapes[k].first, shapes[k].second);
-            for (Eigen::Index j = 0; j < m.cols(); ++j)
-                for (Eigen::Index i = 0; i < m.rows(); ++i) {
-                    m(i, j) = xd[at++];
-                    tape.register_input(m(i, j));
-                }
+            const auto [rows, cols] = shapes[k];
+            in[k] = matrix_view<double>(xd.data() + at, rows, cols).cast<Real>();
+            tapeflow::register_inputs(tape, in[k]);
+            at += std::size_t(rows * cols);
         }
         const double t1 = thread_cpu_seconds();
         Real y = w.evaluate(in, how);
@@ -287,9 +285,10 @@ struct gradient_driver {
         const double t3 = thread_cpu_seconds();
         g.resize(xd.size());
         at = 0;
-        for (const matrix<Real>& m : in)
-            for (Eigen::Index j = 0; j < m.cols(); ++j)
-                for (Eigen::Index i = 0; i < m.rows(); ++i) g[at++] = tape.adjoint(m(i, j));
+        for (const matrix<Real>& m : in) {
+            Eigen::Map<matrix<double>>(g.data() + at, m.rows(), m.cols()) = tapeflow::adjoints(tape, m);
+            at += std::size_t(m.size());
+        }
         const double t4 = thread_cpu_seconds();
         phase[0] += t1 - t0;
         phase[1] += t2 - t1;

@@ -14,9 +14,13 @@
 //                          entry; tapeflow::llt / ldlt / partial_piv_lu /
 //                          householder_qr: solves taped as one entry whose
 //                          reverse is one solve with the same factorization.
+//   eigen/variables.hpp    tapeflow::register_inputs(tape, A) and
+//                          tapeflow::adjoints(tape, A): a matrix's elements
+//                          as inputs, their adjoints as a double matrix.
 // docs/eigen.md explains which path a piece of Eigen code takes.
 #pragma once
 
 #include "eigen/num_traits.hpp"
 #include "eigen/linear_algebra.hpp"
 #include "eigen/products.hpp"
+#include "eigen/variables.hpp"

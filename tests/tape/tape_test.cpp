@@ -63,6 +63,54 @@ TEST_CASE("record, seed, sweep, read adjoints") {
     CHECK(t.adjoint(x0) == Approx(-2 * g[0]).epsilon(1e-14));
 }
 
+TEST_CASE("register_inputs and adjoints over a range: the same as register_input and adjoint on each") {
+    // y = sum_i (i + 1) x_i^2: dy/dx_i = 2 (i + 1) x_i
+    tapeflow::tape t;
+    std::vector<Real> x = {0.5, -1.25, 2.0, 3.5};
+    Real passive = 7.0;
+    for (int round = 0; round < 2; ++round) {  // the second registration replaces the first
+        t.reset();
+        t.start_recording();
+        t.register_inputs(x.begin(), x.end());
+        Real y = 0.0;
+        for (std::size_t i = 0; i < x.size(); ++i) y += double(i + 1) * x[i] * x[i] + passive;
+        t.register_output(y);
+        t.stop_recording();
+        for (const Real& xi : x) CHECK(xi.is_active());
+        t.set_adjoint(y, 1.0);
+        t.sweep();
+        std::vector<double> g(x.size(), -1.0);
+        CHECK(t.adjoints(x.cbegin(), x.cend(), g.begin()) == g.end());
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            CHECK(g[i] == 2.0 * double(i + 1) * x[i].value());
+            CHECK(g[i] == t.adjoint(x[i]));
+        }
+        double a = -1.0;
+        t.adjoints(&passive, &passive + 1, &a);  // a passive variable reads 0
+        CHECK(a == 0.0);
+    }
+    // empty ranges do nothing
+    t.reset();
+    t.start_recording();
+    t.register_inputs(x.begin(), x.begin());
+    t.stop_recording();
+    CHECK(t.adjoints(x.begin(), x.begin(), static_cast<double*>(nullptr)) == nullptr);
+    // not recording: nothing registered
+    t.reset();
+    CHECK_THROWS_WITH(t.register_inputs(x.begin(), x.end()),
+                      Catch::Contains("register_inputs() called while not recording"));
+    // a variable of another tape
+    tapeflow::tape other;
+    other.start_recording();
+    Real z = 1.0;
+    other.register_input(z);
+    other.stop_recording();
+    std::vector<Real> mixed;
+    mixed.push_back(std::move(z));
+    double a = 0;
+    CHECK_THROWS_WITH(t.adjoints(mixed.begin(), mixed.end(), &a), Catch::Contains("adjoints(): the variable belongs to another tape"));
+}
+
 TEST_CASE("the tape is reused across many recordings") {
     tapeflow::tape t;
     for (int i = 0; i < 200; ++i) {
@@ -460,6 +508,7 @@ TEST_CASE("every owner member called from another thread throws usage_error nami
         {"start_recording", [&] { t.start_recording(); }},
         {"stop_recording", [&] { t.stop_recording(); }},
         {"register_input", [&] { t.register_input(x); }},
+        {"register_inputs", [&] { t.register_inputs(&x, &x + 1); }},
         {"register_output", [&] { t.register_output(y); }},
         {"begin_region", [&] { t.begin_region("r"); }},
         {"end_region", [&] { t.end_region(0); }},
@@ -467,6 +516,7 @@ TEST_CASE("every owner member called from another thread throws usage_error nami
         {"adjoint", [&] { t.add_adjoint(y, 1.0); }},  // add_adjoint reads the adjoint first
         {"adjoint", [&] { (void)t.adjoint(x); }},
         {"adjoint", [&] { (void)t.adjoint(x.id()); }},
+        {"adjoints", [&] { double a = 0; (void)t.adjoints(&x, &x + 1, &a); }},
         {"sweep", [&] { t.sweep(); }},
         {"sweep", [&] { t.sweep(end, tapeflow::position{}); }},
         {"reset", [&] { t.reset(); }},

@@ -155,6 +155,23 @@ public:
         x.tag_ = serial_;
     }
 
+    /// register_input on every variable of [first, last), checked once: for
+    /// the elements of a vector or a matrix column (tapeflow/eigen.hpp has
+    /// tapeflow::register_inputs for a whole matrix).
+    template <class ForwardIt>
+    void register_inputs(ForwardIt first, ForwardIt last) {
+        check_owner("register_inputs");
+        if (!recording_)
+            throw usage_error("register_inputs() called while not recording; call "
+                              "start_recording() first");
+        for (; first != last; ++first) {
+            real_type& x = *first;
+            release(x.id_, x.tag_);
+            x.id_ = ids_.acquire_unused();
+            x.tag_ = serial_;
+        }
+    }
+
     /// Marks `y` as an output so that its adjoint can be seeded. A passive
     /// `y` (computed from constants only) gets an identifier; its gradient is 0.
     /// \throws usage_error if `y` belongs to another tape, or while this tape sweeps.
@@ -230,6 +247,20 @@ public:
         check_owner("adjoint");
         check_ours(x, "adjoint");
         return x.id_ < adjoints_.size() ? adjoints_[x.id_] : Scalar(0);
+    }
+    /// adjoint(x) of every variable x of [first, last), written to `out`;
+    /// returns the end of the output. Checked once for the owner thread.
+    /// \throws usage_error if one of them belongs to another tape.
+    template <class InputIt, class OutputIt>
+    OutputIt adjoints(InputIt first, InputIt last, OutputIt out) const {
+        check_owner("adjoints");
+        const std::size_t size = adjoints_.size();
+        for (; first != last; ++first, ++out) {
+            const real_type& x = *first;
+            check_ours(x, "adjoints");
+            *out = x.id_ < size ? adjoints_[x.id_] : Scalar(0);
+        }
+        return out;
     }
     /// The adjoint of identifier `id` (as returned by Real::id()).
     Scalar adjoint(identifier id) const {
