@@ -476,6 +476,38 @@ TEST_CASE("add_inputs: the same slots and gradient as add_input on each, and a f
     t.stop_recording();
 }
 
+TEST_CASE("add_outputs: the same slots, values and gradient as add_output on each") {
+    // y_k = (k + 1) x^2 for k = 0..3, declared as one add_output and a block
+    // of three; the rule reads the slots add_outputs returned.
+    tapeflow::tape t;
+    t.start_recording();
+    Real x = 1.25;
+    t.register_input(x);
+    const double xv = x.value();
+    std::vector<Real> y(4);
+    tapeflow::custom_adjoint op;
+    op.add_input(x);
+    CHECK(op.add_output(y[0], xv * xv) == 0);
+    CHECK(op.add_outputs(
+              3, [&](std::size_t k) -> Real& { return y[k + 1]; },
+              [&](std::size_t k) { return double(k + 2) * xv * xv; }) == 1);
+    CHECK(op.add_outputs(0, [&](std::size_t) -> Real& { return y[0]; }, [](std::size_t) { return 0.0; }) == 4);
+    CHECK(op.outputs() == 4);
+    op.record([xv](const double* yb, double* xb) {
+        for (int k = 0; k < 4; ++k) xb[0] += yb[k] * double(k + 1) * 2 * xv;
+    });
+    for (std::size_t k = 0; k < 4; ++k) {
+        CHECK(y[k].is_active());
+        CHECK(y[k].value() == double(k + 1) * xv * xv);
+    }
+    Real f = y[0] + 10.0 * y[2] + 100.0 * y[3];  // df/dx = (1 + 30 + 400) 2 x
+    t.register_output(f);
+    t.stop_recording();
+    t.set_adjoint(f, 1.0);
+    t.sweep();
+    CHECK(t.adjoint(x) == Approx(431.0 * 2 * xv).epsilon(1e-15));
+}
+
 TEST_CASE("passive inputs are discarded, a repeated input gets the sum of its slots") {
     // w = x^3 (entry 0); y = w k w + 3 w with slots (w, k, w, 3.0), k and 3.0
     // passive (entry 1); z = y^2 + w. The rule of entry 1 writes huge numbers

@@ -63,6 +63,24 @@ void add_inputs(basic_custom_adjoint<S>& op, const M& m) {
                           [&](std::size_t i) -> decltype(auto) { return m.coeff(Eigen::Index(i), j); });
 }
 
+// The values of m (column-major) as a double matrix and, for a Real m, its
+// elements added as inputs: one pass over m for both.
+template <class S, class M>
+Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic> inputs_and_values(basic_custom_adjoint<S>& op, const M& m) {
+    Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic> v(m.rows(), m.cols());
+    if constexpr (is_real<typename M::Scalar>::value) {
+        for (Eigen::Index j = 0; j < m.cols(); ++j)
+            op.add_inputs(std::size_t(m.rows()), [&](std::size_t i) -> decltype(auto) {
+                const auto& x = m.coeff(Eigen::Index(i), j);
+                v(Eigen::Index(i), j) = x.value();
+                return x;
+            });
+    } else {
+        v = m;
+    }
+    return v;
+}
+
 template <class M>
 auto values_of(const M& m) {
     using S = eigen_scalar_t<M>;
@@ -117,13 +135,11 @@ basic_real<detail::eigen_scalar_t<DA>> dot(const Eigen::MatrixBase<DA>& a, const
         throw usage_error("tapeflow::dot: operands of different sizes");
     const auto& ae = detail::evaluated(a.derived());
     const auto& be = detail::evaluated(b.derived());
-    auto av = detail::values_of(ae);
-    auto bv = detail::values_of(be);
     basic_real<S> y;
     basic_custom_adjoint<S> op;
-    detail::add_inputs(op, ae);
+    auto av = detail::inputs_and_values(op, ae);
     const std::size_t b_at = op.inputs();
-    detail::add_inputs(op, be);
+    auto bv = detail::inputs_and_values(op, be);
     op.add_output(y, (av.array() * bv.array()).sum());
     constexpr bool a_real = detail::is_real<typename DA::Scalar>::value;
     constexpr bool b_real = detail::is_real<typename DB::Scalar>::value;
@@ -145,10 +161,9 @@ template <class D>
 basic_real<detail::eigen_scalar_t<D>> squared_norm(const Eigen::MatrixBase<D>& a) {
     using S = detail::eigen_scalar_t<D>;
     const auto& ae = detail::evaluated(a.derived());
-    auto av = detail::values_of(ae);
     basic_real<S> y;
     basic_custom_adjoint<S> op;
-    detail::add_inputs(op, ae);
+    auto av = detail::inputs_and_values(op, ae);
     op.add_output(y, av.squaredNorm());
     const std::size_t captured = std::size_t(av.size()) * sizeof(S);
     op.record(

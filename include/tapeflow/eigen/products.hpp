@@ -110,19 +110,24 @@ void record_product(Eigen::Index rows, Eigen::Index cols, Eigen::Index depth, co
             }
         for (Index k = 0; k < depth; ++k) b(k, j) = value_of(rhs(k, j));
     }
-    c.noalias() = a * b;
+    c.noalias() += a * b;  // c is zero: += spares Eigen's second zeroing
     const S alpha_value = value_of(alpha);
 
     const std::size_t alpha_at = op.inputs();
     if constexpr (is_real<Alpha>::value)
         if (alpha_active) op.add_input(alpha);
     bool res_active = false;
-    for (Index j = 0; j < cols; ++j)
-        for (Index i = 0; i < rows; ++i) {
-            auto& y = res(i, j);
-            res_active |= detail::is_active(y);
-            op.add_output(y, y.value() + alpha_value * c(i, j));
-        }
+    for (Index j = 0; j < cols; ++j) {
+        const S* c_column = c_data->data() + j * rows;
+        op.add_outputs(
+            std::size_t(rows),
+            [&](std::size_t i) -> decltype(auto) {
+                auto& y = res(Index(i), j);
+                res_active |= detail::is_active(y);
+                return y;
+            },
+            [&](std::size_t i) { return res(Index(i), j).value() + alpha_value * c_column[i]; });
+    }
     op.assume_distinct_outputs();  // the elements of one matrix
     const std::size_t res_at = op.inputs();
     if (res_active)

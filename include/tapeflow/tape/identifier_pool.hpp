@@ -52,8 +52,8 @@ public:
 
     /// An identifier that no record on the tape assigns (for inputs and outputs).
     /// \throws tapeflow::error when 2^27-1 variables are alive at once.
-    identifier acquire_unused() {
-        if (!unused_.empty()) {
+    TAPEFLOW_ALWAYS_INLINE identifier acquire_unused() {
+        if (TAPEFLOW_LIKELY(!unused_.empty())) {
             const identifier id = unused_.back();
             unused_.pop_back();
             return id;
