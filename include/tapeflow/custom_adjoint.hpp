@@ -19,6 +19,8 @@
 //       op.add_input(a); op.add_input(b);        // any number, any order
 //       op.add_output(c, value_of_c);            // values computed by you
 //       op.record([captured...](const double* out_bar, double* in_bar) {...});
+//   For the elements of a matrix, add_inputs(count, at) and
+//   add_outputs(count, at, value) declare a column in one pass.
 //
 // The reverse rule runs during tape.sweep(), on the sweeping thread, in the
 // reverse order of recording like every record. `in_bar` is zero when it is
@@ -49,7 +51,9 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -137,9 +141,13 @@ public:
     /// Declares `count` inputs at once: at(0), ..., at(count - 1), each a
     /// `const real_type&`, in that order. The same as add_input on each, in
     /// one pass (for the columns of a matrix). Returns the slot of the first.
-    /// \throws usage_error if one belongs to another tape; none is added then.
+    /// \throws usage_error if one belongs to another tape; none is added then
+    /// (nor when `at` throws).
     template <class At>
     std::size_t add_inputs(std::size_t count, At&& at) {
+        // a Real returned by value would die, and free its identifier, right here
+        static_assert(std::is_lvalue_reference_v<decltype(at(std::size_t{}))>,
+                      "add_inputs: at(k) must return a reference to a variable that outlives the entry");
         std::vector<identifier>& ids = *inputs_;
         const std::size_t first = ids.size();
         ids.resize(first + count);
@@ -147,11 +155,16 @@ public:
         const std::uint32_t serial = tape_.serial();
         identifier active = 0;
         bool foreign = false;
-        for (std::size_t k = 0; k < count; ++k) {
-            const real_type& x = at(k);
-            out[k] = x.id_;
-            active |= x.id_;
-            foreign |= (x.id_ != 0) & (x.tag_ != serial);
+        try {
+            for (std::size_t k = 0; k < count; ++k) {
+                const real_type& x = at(k);
+                out[k] = x.id_;
+                active |= x.id_;
+                foreign |= (x.id_ != 0) & (x.tag_ != serial);
+            }
+        } catch (...) {
+            ids.resize(first);
+            throw;
         }
         if (foreign) {
             ids.resize(first);
@@ -173,15 +186,23 @@ public:
     /// add_output on each, in one pass. Returns the slot of the first.
     template <class At, class Value>
     std::size_t add_outputs(std::size_t count, At&& at, Value&& value) {
+        static_assert(std::is_lvalue_reference_v<decltype(at(std::size_t{}))>,
+                      "add_outputs: at(k) must return a reference to the output variable");
         const std::size_t first = outputs_.size();
         outputs_.resize(first + count);
         values_->resize(first + count);
         real_type** out = outputs_.data() + first;
         Scalar* values = values_->data() + first;
-        for (std::size_t k = 0; k < count; ++k) {
-            real_type& y = at(k);
-            out[k] = &y;
-            values[k] = value(k);
+        try {
+            for (std::size_t k = 0; k < count; ++k) {
+                real_type& y = at(k);
+                out[k] = &y;
+                values[k] = value(k);
+            }
+        } catch (...) {  // no null output left behind for record()
+            outputs_.resize(first);
+            values_->resize(first);
+            throw;
         }
         return first;
     }

@@ -375,6 +375,12 @@ TEST_CASE("accumulating products: C += A * B, C -= A * B, C.noalias() = A * B") 
                 case 3: c -= mul<P>(a, b); break;
                 case 4: c.noalias() = mul<P>(a, b); break;  // the old c is dropped
                 case 5: c.noalias() += s * mul<P>(a, b); break;
+                case 6: {  // A and B passive Reals: only the old C is an input of the entry
+                    const MatrixX<T> pa = eigen_test::random_matrix(m, k, 193).template cast<T>();
+                    const MatrixX<T> pb = eigen_test::random_matrix(k, n, 194).template cast<T>();
+                    c.noalias() += mul<P>(pa, pb);
+                    break;
+                }
             }
             return phi(c);
         };
@@ -386,6 +392,7 @@ TEST_CASE("accumulating products: C += A * B, C -= A * B, C.noalias() = A * B") 
     SECTION("C -= A * B") { check_product(x, accumulate(3), 1); }
     SECTION("C.noalias() = A * B") { check_product(x, accumulate(4), 1); }
     SECTION("C.noalias() += s * (A * B), s active") { check_product(x, accumulate(5), 1); }
+    SECTION("C.noalias() += A * B, A and B passive") { check_product(x, accumulate(6), 1); }
 }
 
 // ---- the three scalar pairings ---------------------------------------------------

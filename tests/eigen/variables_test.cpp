@@ -92,6 +92,53 @@ TEST_CASE("register_inputs on blocks and maps: only those elements become inputs
     CHECK(tapeflow::adjoints(t, a.block(1, 2, 3, 1))(2, 0) == 3.0);  // a(3, 2)
 }
 
+TEST_CASE("register_inputs and adjoints on strided views: a block of a row-major matrix, a transpose, an outer-stride map") {
+    // f = sum over the registered elements of (element index + 1) * element^2
+    tapeflow::tape t;
+    RowMajorX<Real> r = filled<MatrixX<double>>(5, 4, 4).cast<Real>();
+    MatrixX<Real> c = filled<MatrixX<double>>(3, 5, 5).cast<Real>();
+    std::vector<Real> storage(4 * 6);
+    for (std::size_t k = 0; k < storage.size(); ++k) storage[k] = 0.1 * double(k) - 1.0;
+    Eigen::Map<MatrixX<Real>, 0, Eigen::OuterStride<6>> strided(storage.data(), 4, 3);  // rows 0..3 of columns 0..2
+
+    t.start_recording();
+    tapeflow::register_inputs(t, r.block(1, 1, 3, 2));
+    tapeflow::register_inputs(t, c.transpose());
+    tapeflow::register_inputs(t, strided);
+    for (Index i = 0; i < 5; ++i)
+        for (Index j = 0; j < 4; ++j) CHECK(r(i, j).is_active() == (i >= 1 && i <= 3 && j >= 1 && j <= 2));
+    for (std::size_t k = 0; k < storage.size(); ++k) CHECK(storage[k].is_active() == (k % 6 < 4 && k / 6 < 3));
+
+    Real f = 0.0;
+    auto add = [&f](const auto& m) {
+        for (Index j = 0; j < m.cols(); ++j)
+            for (Index i = 0; i < m.rows(); ++i) f += double(i + 10 * j + 1) * m(i, j) * m(i, j);
+    };
+    add(r.block(1, 1, 3, 2));
+    add(c.transpose());
+    add(strided);
+    t.register_output(f);
+    t.stop_recording();
+    t.set_adjoint(f, 1.0);
+    t.sweep();
+    auto check = [&t](const auto& m) {
+        const auto g = tapeflow::adjoints(t, m);
+        REQUIRE(g.rows() == m.rows());
+        REQUIRE(g.cols() == m.cols());
+        for (Index j = 0; j < m.cols(); ++j)
+            for (Index i = 0; i < m.rows(); ++i) CHECK(g(i, j) == 2 * double(i + 10 * j + 1) * m(i, j).value());
+    };
+    check(r.block(1, 1, 3, 2));
+    check(c.transpose());
+    check(strided);
+    // a piece of a row of a row-major matrix: one run
+    const auto segment = tapeflow::adjoints(t, r.row(2).segment(1, 2));
+    const auto block = tapeflow::adjoints(t, r.block(1, 1, 3, 2));
+    CHECK(segment(0) == block(1, 0));
+    CHECK(segment(1) == block(1, 1));
+    CHECK(tapeflow::adjoints(t, r)(0, 0) == 0.0);  // not registered
+}
+
 TEST_CASE("register_inputs and adjoints: misuse gives usage_error") {
     tapeflow::tape t;
     MatrixX<Real> a = MatrixX<double>::Ones(2, 2).cast<Real>();

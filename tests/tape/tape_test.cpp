@@ -68,7 +68,7 @@ TEST_CASE("register_inputs and adjoints over a range: the same as register_input
     tapeflow::tape t;
     std::vector<Real> x = {0.5, -1.25, 2.0, 3.5};
     Real passive = 7.0;
-    for (int round = 0; round < 2; ++round) {  // the second registration replaces the first
+    for (int round = 0; round < 2; ++round) {  // a second recording registers the same variables again
         t.reset();
         t.start_recording();
         t.register_inputs(x.begin(), x.end());

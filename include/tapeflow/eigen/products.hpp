@@ -26,7 +26,6 @@
 #include <cstddef>
 #include <type_traits>
 #include <utility>
-#include <vector>
 
 #include <Eigen/Core>
 
@@ -74,7 +73,9 @@ void record_product(Eigen::Index rows, Eigen::Index cols, Eigen::Index depth, co
     const bool lhs_active = lhs_real && any_active(rows, depth, lhs);
     const bool rhs_active = rhs_real && any_active(depth, cols, rhs);
     const bool alpha_active = detail::is_active(alpha);
-    op.reserve(std::size_t(lhs_active ? rows * depth : 0) + std::size_t(rhs_active ? depth * cols : 0) + 1,
+    // (room for the old res too: whether it is active is known only later)
+    op.reserve(std::size_t(lhs_active ? rows * depth : 0) + std::size_t(rhs_active ? depth * cols : 0) + 1 +
+                   std::size_t(rows * cols),
                std::size_t(rows * cols));
 
     // One pass over each operand: its values into a (b), and for an active

@@ -8,7 +8,8 @@
 //   Eigen::MatrixXd A_bar = tapeflow::adjoints(tape, A);
 //
 // The same as tape.register_input / tape.adjoint on each element, with the
-// tape's checks made once per column instead of once per element (the
+// owner-thread and recording checks made once per column (per row of a
+// row-major matrix, once for a vector) instead of once per element (the
 // difference shows in the gradient of a cheap function of a big matrix:
 // bench/eigen.cpp). Works for matrices, vectors, maps and blocks (A.col(j),
 // A.topRows(k)), in either storage order.
@@ -23,6 +24,29 @@
 
 namespace tapeflow {
 
+namespace detail {
+
+// Calls f(first, last, k) with iterators over the k-th run of m's elements
+// in storage order: all of a vector (k = -1), else column k of a
+// column-major matrix or row k of a row-major one. The tape checks once per
+// run.
+template <class Derived, class F>
+void for_each_run(Derived& m, F f) {
+    if constexpr (Derived::IsVectorAtCompileTime) {
+        f(m.begin(), m.end(), Eigen::Index(-1));
+    } else {
+        for (Eigen::Index k = 0; k < m.outerSize(); ++k) {
+            auto run = [&] {
+                if constexpr (Derived::IsRowMajor) return m.row(k);
+                else return m.col(k);
+            }();
+            f(run.begin(), run.end(), k);
+        }
+    }
+}
+
+}  // namespace detail
+
 /// tape.register_input on every element of m (which must be writable: a
 /// matrix, a map or a block of one).
 /// \throws usage_error if the tape is not recording or belongs to another thread.
@@ -30,10 +54,7 @@ template <class S, class Derived>
 void register_inputs(basic_tape<S>& tape, Eigen::DenseBase<Derived>& m) {
     static_assert(std::is_same_v<typename Derived::Scalar, basic_real<S>>,
                   "tapeflow::register_inputs: the matrix must hold the tape's Real");
-    for (Eigen::Index j = 0; j < m.cols(); ++j) {
-        auto column = m.derived().col(j);
-        tape.register_inputs(column.begin(), column.end());
-    }
+    detail::for_each_run(m.derived(), [&](auto first, auto last, Eigen::Index) { tape.register_inputs(first, last); });
 }
 /// For a block given as a temporary: register_inputs(tape, A.topRows(2)).
 template <class S, class Derived>
@@ -50,11 +71,14 @@ Eigen::Matrix<S, Derived::RowsAtCompileTime, Derived::ColsAtCompileTime> adjoint
     static_assert(std::is_same_v<typename Derived::Scalar, basic_real<S>>,
                   "tapeflow::adjoints: the matrix must hold the tape's Real");
     Eigen::Matrix<S, Derived::RowsAtCompileTime, Derived::ColsAtCompileTime> a(m.rows(), m.cols());
-    for (Eigen::Index j = 0; j < m.cols(); ++j) {
-        const auto column = m.derived().col(j);
-        auto out = a.col(j);
-        tape.adjoints(column.begin(), column.end(), out.begin());
-    }
+    detail::for_each_run(m.derived(), [&](auto first, auto last, Eigen::Index k) {
+        if constexpr (Derived::IsVectorAtCompileTime)
+            tape.adjoints(first, last, a.data());  // a vector's elements are contiguous
+        else if constexpr (Derived::IsRowMajor)
+            tape.adjoints(first, last, a.row(k).begin());
+        else
+            tape.adjoints(first, last, a.col(k).begin());
+    });
     return a;
 }
 
