@@ -79,38 +79,31 @@ void record_product(Eigen::Index rows, Eigen::Index cols, Eigen::Index depth, co
                std::size_t(rows * cols));
 
     // One pass over each operand: its values into a (b), and for an active
-    // operand its identifiers into the inputs. (The passes are memory-bound
-    // at n = 512: each pass over a Real matrix costs about what the
-    // identifiers do.)
+    // operand its identifiers into the inputs. Passes over n x n matrices
+    // are most of a product's bookkeeping (docs/eigen.md, "Why the product
+    // gradient is ... not 4x").
     a_data->resize(std::size_t(rows * depth));
     b_data->resize(std::size_t(depth * cols));
     c_data->resize(std::size_t(rows * cols));
     Eigen::Map<matrix> a(a_data->data(), rows, depth), b(b_data->data(), depth, cols), c(c_data->data(), rows, cols);
-    for (Index k = 0; k < depth; ++k) {
-        if constexpr (lhs_real)
-            if (lhs_active) {
-                op.add_inputs(std::size_t(rows), [&](std::size_t i) -> decltype(auto) {
-                    const auto& x = lhs(Index(i), k);
-                    a(Index(i), k) = x.value();
-                    return x;
-                });
-                continue;
-            }
-        for (Index i = 0; i < rows; ++i) a(i, k) = value_of(lhs(i, k));
-    }
+    auto take_operand = [&op](auto is_real, bool active, Index r, Index n_cols, const auto& at,
+                              Eigen::Map<matrix>& values) {
+        for (Index j = 0; j < n_cols; ++j) {
+            if constexpr (decltype(is_real)::value)
+                if (active) {
+                    op.add_inputs(std::size_t(r), [&](std::size_t i) -> decltype(auto) {
+                        const auto& x = at(Index(i), j);
+                        values(Index(i), j) = x.value();
+                        return x;
+                    });
+                    continue;
+                }
+            for (Index i = 0; i < r; ++i) values(i, j) = value_of(at(i, j));
+        }
+    };
+    take_operand(std::bool_constant<lhs_real>{}, lhs_active, rows, depth, lhs, a);
     const std::size_t rhs_at = op.inputs();
-    for (Index j = 0; j < cols; ++j) {
-        if constexpr (rhs_real)
-            if (rhs_active) {
-                op.add_inputs(std::size_t(depth), [&](std::size_t k) -> decltype(auto) {
-                    const auto& x = rhs(Index(k), j);
-                    b(Index(k), j) = x.value();
-                    return x;
-                });
-                continue;
-            }
-        for (Index k = 0; k < depth; ++k) b(k, j) = value_of(rhs(k, j));
-    }
+    take_operand(std::bool_constant<rhs_real>{}, rhs_active, depth, cols, rhs, b);
     c.noalias() += a * b;  // c is zero: += spares Eigen's second zeroing
     const S alpha_value = value_of(alpha);
 
