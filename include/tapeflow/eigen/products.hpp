@@ -73,9 +73,11 @@ void record_product(Eigen::Index rows, Eigen::Index cols, Eigen::Index depth, co
     const bool lhs_active = lhs_real && any_active(rows, depth, lhs);
     const bool rhs_active = rhs_real && any_active(depth, cols, rhs);
     const bool alpha_active = detail::is_active(alpha);
-    // (room for the old res too: whether it is active is known only later)
+    // Whether the old res is active is known only after the outputs: room for
+    // it when its first element is (C += A * B on an active C).
+    const bool res_likely_active = rows * cols > 0 && detail::is_active(res(0, 0));
     op.reserve(std::size_t(lhs_active ? rows * depth : 0) + std::size_t(rhs_active ? depth * cols : 0) + 1 +
-                   std::size_t(rows * cols),
+                   std::size_t(res_likely_active ? rows * cols : 0),
                std::size_t(rows * cols));
 
     // One pass over each operand: its values into a (b), and for an active
