@@ -27,9 +27,9 @@
 //              LU and QR and its triangular solves evaluate some blocks as
 //              ordinary products, which products.hpp still tapes as one entry
 //              each (counter `externals`); everything else is per scalar.
-// A gradient is the whole job: fresh inputs (tapeflow::register_inputs),
-// tape.reset(), record, seed,
-// sweep, read every adjoint. Counters: primal_ms (median measured in this
+// A gradient is the whole job: tape.reset(), fresh inputs
+// (tapeflow::register_inputs), record, seed, sweep, read every adjoint
+// (tapeflow::adjoints). Counters: primal_ms (median measured in this
 // process before the first iteration), gradient_over_primal, tape_bytes
 // (statistics().record_bytes + external_bytes of one gradient), statements,
 // externals, and inputs_ms / record_ms / sweep_ms / read_ms (CPU time per

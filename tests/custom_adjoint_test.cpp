@@ -508,6 +508,39 @@ TEST_CASE("add_outputs: the same slots, values and gradient as add_output on eac
     CHECK(t.adjoint(x) == Approx(431.0 * 2 * xv).epsilon(1e-15));
 }
 
+TEST_CASE("add_inputs / add_outputs: an accessor that throws leaves nothing declared") {
+    tapeflow::tape t;
+    t.start_recording();
+    std::vector<Real> x = {1.0, 2.0, 3.0};
+    for (Real& xi : x) t.register_input(xi);
+    std::vector<Real> y(3);
+    tapeflow::custom_adjoint op;
+    op.add_input(x[0]);
+    op.add_output(y[0], 5.0);
+    auto throws_at_2 = [&](std::size_t k) -> Real& {
+        if (k == 2) throw std::runtime_error("accessor");
+        return x[k];
+    };
+    CHECK_THROWS_WITH(op.add_inputs(3, throws_at_2), "accessor");
+    CHECK(op.inputs() == 1);
+    CHECK_THROWS_WITH(op.add_outputs(3, throws_at_2, [](std::size_t) { return 0.0; }), "accessor");
+    CHECK_THROWS_WITH(op.add_outputs(
+                          3, [&](std::size_t k) -> Real& { return y[k]; },
+                          [](std::size_t k) { return k == 1 ? throw std::runtime_error("value") : 1.0; }),
+                      "value");
+    CHECK(op.outputs() == 1);
+    // the entry is still the one declared before: y0 = 5 x0, with its rule
+    op.record([](const double* yb, double* xb) { xb[0] += 5.0 * yb[0]; });
+    CHECK(y[0].value() == 5.0);
+    CHECK_FALSE(y[1].is_active());
+    t.register_output(y[0]);
+    t.stop_recording();
+    t.set_adjoint(y[0], 1.0);
+    t.sweep();
+    CHECK(t.adjoint(x[0]) == 5.0);
+    CHECK(t.adjoint(x[1]) == 0.0);
+}
+
 TEST_CASE("passive inputs are discarded, a repeated input gets the sum of its slots") {
     // w = x^3 (entry 0); y = w k w + 3 w with slots (w, k, w, 3.0), k and 3.0
     // passive (entry 1); z = y^2 + w. The rule of entry 1 writes huge numbers

@@ -133,10 +133,7 @@ public:
     /// Declares `x` an input; returns its slot in the input adjoints.
     /// \throws usage_error if `x` belongs to another tape.
     std::size_t add_input(const real_type& x) {
-        if (x.id_ != 0 && x.tag_ != tape_.serial()) throw_foreign_input();
-        inputs_->push_back(x.id_);
-        any_active_ |= x.id_ != 0;
-        return inputs_->size() - 1;
+        return add_inputs(1, [&x](std::size_t) -> const real_type& { return x; });
     }
     /// Declares `count` inputs at once: at(0), ..., at(count - 1), each a
     /// `const real_type&`, in that order. The same as add_input on each, in
@@ -168,7 +165,8 @@ public:
         }
         if (foreign) {
             ids.resize(first);
-            throw_foreign_input();
+            throw usage_error("custom adjoint: an input belongs to another tape (or to a tape that "
+                              "no longer exists); use the tape that recorded it");
         }
         any_active_ |= active != 0;
         return first;
@@ -176,9 +174,7 @@ public:
     /// Declares `y` an output; record() gives it `value`. Returns its slot in
     /// the output adjoints. `y` must stay alive until record() returns.
     std::size_t add_output(real_type& y, Scalar value) {
-        outputs_.push_back(&y);
-        values_->push_back(value);
-        return outputs_.size() - 1;
+        return add_outputs(1, [&y](std::size_t) -> real_type& { return y; }, [value](std::size_t) { return value; });
     }
 
     /// Declares `count` outputs at once: at(k) (a `real_type&`) gets the
@@ -276,10 +272,6 @@ public:
     void assume_distinct_outputs() noexcept { check_distinct_ = false; }
 
 private:
-    [[noreturn]] static void throw_foreign_input() {
-        throw usage_error("custom adjoint: an input belongs to another tape (or to a tape that "
-                          "no longer exists); use the tape that recorded it");
-    }
     void check_distinct_outputs() const {
         std::vector<const real_type*> sorted(outputs_.begin(), outputs_.end());
         std::sort(sorted.begin(), sorted.end());
@@ -298,6 +290,31 @@ private:
 };
 
 using custom_adjoint = basic_custom_adjoint<double>;
+
+namespace detail {
+
+/// One pass over a rows x cols operand at(i, j) (a basic_real<S> or an S):
+/// its values into values(i, j) and, when `declare` is set, its elements as
+/// inputs of op, column by column. The operands of the Eigen products, dot
+/// and squared_norm (tapeflow/eigen/).
+template <class S, class At, class Values>
+void take_operand(basic_custom_adjoint<S>& op, bool declare, std::ptrdiff_t rows, std::ptrdiff_t cols,
+                  const At& at, Values& values) {
+    for (std::ptrdiff_t j = 0; j < cols; ++j) {
+        if constexpr (is_real<std::decay_t<decltype(at(0, 0))>>::value)
+            if (declare) {
+                op.add_inputs(std::size_t(rows), [&](std::size_t i) -> decltype(auto) {
+                    const auto& x = at(std::ptrdiff_t(i), j);
+                    values(std::ptrdiff_t(i), j) = x.value();
+                    return x;
+                });
+                continue;
+            }
+        for (std::ptrdiff_t i = 0; i < rows; ++i) values(i, j) = value_of(at(i, j));
+    }
+}
+
+}  // namespace detail
 
 /// Tapes y = f(x) as one entry: `forward(const S* x, S* y)` computes the m
 /// outputs, `reverse(const S* x, const S* y, const S* y_bar, S* x_bar)` adds

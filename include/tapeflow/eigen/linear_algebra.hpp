@@ -68,16 +68,8 @@ void add_inputs(basic_custom_adjoint<S>& op, const M& m) {
 template <class S, class M>
 Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic> inputs_and_values(basic_custom_adjoint<S>& op, const M& m) {
     Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic> v(m.rows(), m.cols());
-    if constexpr (is_real<typename M::Scalar>::value) {
-        for (Eigen::Index j = 0; j < m.cols(); ++j)
-            op.add_inputs(std::size_t(m.rows()), [&](std::size_t i) -> decltype(auto) {
-                const auto& x = m.coeff(Eigen::Index(i), j);
-                v(Eigen::Index(i), j) = x.value();
-                return x;
-            });
-    } else {
-        v = m;
-    }
+    take_operand(op, true, m.rows(), m.cols(),
+                 [&m](Eigen::Index i, Eigen::Index j) -> decltype(auto) { return m.coeff(i, j); }, v);
     return v;
 }
 

@@ -88,24 +88,9 @@ void record_product(Eigen::Index rows, Eigen::Index cols, Eigen::Index depth, co
     b_data->resize(std::size_t(depth * cols));
     c_data->resize(std::size_t(rows * cols));
     Eigen::Map<matrix> a(a_data->data(), rows, depth), b(b_data->data(), depth, cols), c(c_data->data(), rows, cols);
-    auto take_operand = [&op](auto is_real, bool active, Index r, Index n_cols, const auto& at,
-                              Eigen::Map<matrix>& values) {
-        for (Index j = 0; j < n_cols; ++j) {
-            if constexpr (decltype(is_real)::value)
-                if (active) {
-                    op.add_inputs(std::size_t(r), [&](std::size_t i) -> decltype(auto) {
-                        const auto& x = at(Index(i), j);
-                        values(Index(i), j) = x.value();
-                        return x;
-                    });
-                    continue;
-                }
-            for (Index i = 0; i < r; ++i) values(i, j) = value_of(at(i, j));
-        }
-    };
-    take_operand(std::bool_constant<lhs_real>{}, lhs_active, rows, depth, lhs, a);
+    take_operand(op, lhs_active, rows, depth, lhs, a);
     const std::size_t rhs_at = op.inputs();
-    take_operand(std::bool_constant<rhs_real>{}, rhs_active, depth, cols, rhs, b);
+    take_operand(op, rhs_active, depth, cols, rhs, b);
     c.noalias() += a * b;  // c is zero: += spares Eigen's second zeroing
     const S alpha_value = value_of(alpha);
 

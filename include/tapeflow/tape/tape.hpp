@@ -150,9 +150,7 @@ public:
         if (!recording_)
             throw usage_error("register_input() called while not recording; call "
                               "start_recording() first");
-        release(x.id_, x.tag_);
-        x.id_ = ids_.acquire_unused();  // see identifier_pool.hpp: no record may assign it
-        x.tag_ = serial_;
+        make_input(x);
     }
 
     /// register_input on every variable of [first, last), checked once: for
@@ -164,12 +162,7 @@ public:
         if (!recording_)
             throw usage_error("register_inputs() called while not recording; call "
                               "start_recording() first");
-        for (; first != last; ++first) {
-            real_type& x = *first;
-            release(x.id_, x.tag_);
-            x.id_ = ids_.acquire_unused();
-            x.tag_ = serial_;
-        }
+        for (; first != last; ++first) make_input(*first);
     }
 
     /// Marks `y` as an output so that its adjoint can be seeded. A passive
@@ -245,8 +238,7 @@ public:
     /// \throws usage_error if `x` belongs to another tape.
     Scalar adjoint(const real_type& x) const {
         check_owner("adjoint");
-        check_ours(x, "adjoint");
-        return x.id_ < adjoints_.size() ? adjoints_[x.id_] : Scalar(0);
+        return checked_adjoint(x, "adjoint");
     }
     /// adjoint(x) of every variable x of [first, last), written to `out`;
     /// returns the end of the output. Checked once for the owner thread.
@@ -254,12 +246,7 @@ public:
     template <class InputIt, class OutputIt>
     OutputIt adjoints(InputIt first, InputIt last, OutputIt out) const {
         check_owner("adjoints");
-        const std::size_t size = adjoints_.size();
-        for (; first != last; ++first, ++out) {
-            const real_type& x = *first;
-            check_ours(x, "adjoints");
-            *out = x.id_ < size ? adjoints_[x.id_] : Scalar(0);
-        }
+        for (; first != last; ++first, ++out) *out = checked_adjoint(*first, "adjoints");
         return out;
     }
     /// The adjoint of identifier `id` (as returned by Real::id()).
@@ -498,6 +485,17 @@ private:
     private:
         bool& flag_;
     };
+    // register_input / register_inputs, after their checks
+    TAPEFLOW_ALWAYS_INLINE void make_input(real_type& x) {
+        release(x.id_, x.tag_);
+        x.id_ = ids_.acquire_unused();  // see identifier_pool.hpp: no record may assign it
+        x.tag_ = serial_;
+    }
+    // adjoint / adjoints, after the owner check
+    TAPEFLOW_ALWAYS_INLINE Scalar checked_adjoint(const real_type& x, const char* what) const {
+        check_ours(x, what);
+        return x.id_ < adjoints_.size() ? adjoints_[x.id_] : Scalar(0);
+    }
     void check_ours(const real_type& x, const char* what) const {
         if (x.id_ != 0 && x.tag_ != serial_)
             throw usage_error(std::string(what) +
