@@ -4,6 +4,9 @@
 // f is called as f(const std::vector<Real>&); it returns a Real (gradient)
 // or a std::vector<Real> (jacobian). The tape is reset before recording and
 // keeps its memory, so calling these in a loop does not allocate tape memory.
+// Afterwards the tape still holds the recording (its statistics() describe
+// f) with every adjoint 0; to record on it by hand, call reset() first
+// (start_recording() on a swept recording throws usage_error).
 //
 // **Example**:
 //   auto f = [](const std::vector<tapeflow::Real>& x) { return x[0] * x[1] + sin(x[0]); };
@@ -96,7 +99,9 @@ value_and_gradient_result<Scalar> value_and_gradient(F&& f, const std::vector<Sc
     }
     tape.set_adjoint(y, Scalar(1));
     tape.sweep();
-    return {y.value(), detail::read_adjoints(tape, inputs)};
+    value_and_gradient_result<Scalar> result{y.value(), detail::read_adjoints(tape, inputs)};
+    tape.clear_adjoints();  // the recording stays (for statistics), no adjoint is left behind
+    return result;
 }
 
 /// Gradient of f at x.
@@ -138,6 +143,7 @@ std::vector<std::vector<Scalar>> jacobian(F&& f, const std::vector<Scalar>& x) {
         tape.sweep();
         rows.push_back(detail::read_adjoints(tape, inputs));
     }
+    tape.clear_adjoints();
     return rows;
 }
 

@@ -39,8 +39,6 @@ TEMPLATE_TEST_CASE("a written record is read back from its end", "", float, doub
         CHECK(L::partial(record, i) == partials[i]);
         CHECK(L::id(record, i) == ids[i]);
     }
-    L::add_partial(buffer + 4, 2, TestType(0.5));
-    CHECK(L::partial(record, 2) == TestType(3.5));
 }
 
 TEST_CASE("long records (31 pairs or more) and the largest identifier round-trip") {
@@ -60,4 +58,51 @@ TEST_CASE("long records (31 pairs or more) and the largest identifier round-trip
         CHECK(L::partial(buffer.data(), k - 1) == partials[k - 1]);
         CHECK(L::id(buffer.data(), k - 1) == ids[k - 1]);
     }
+}
+
+TEST_CASE("write_statement merges repeats, drops passive slots and zero partials; the reader walks back") {
+    using L = record_layout<double>;
+    std::vector<std::byte> tape(1024);
+    std::byte* at = tape.data();
+    // a statement x*x + 0*y + c (c passive, identifier 0): one pair for x
+    const identifier ids1[4] = {7, 7, 9, 0};
+    const double partials1[4] = {1.5, 1.5, 0.0, 4.0};
+    const std::size_t b1 = L::write_statement<4>(at, 3, ids1, partials1);
+    REQUIRE(b1 == L::size(1));
+    at += b1;
+    L::write_external(at, 42);  // a custom adjoint's entry
+    at += L::external_size;
+    // distinct, all nonzero: kept as they are, in slot order
+    const identifier ids2[3] = {5, 1, 2};
+    const double partials2[3] = {-1.0, 2.0, 0.25};
+    const std::size_t b2 = L::write_statement<3>(at, 4, ids2, partials2);
+    REQUIRE(b2 == L::size(3));
+    at += b2;
+    // only zeros: nothing
+    const identifier ids3[2] = {5, 6};
+    const double partials3[2] = {0.0, -0.0};
+    CHECK(L::write_statement<2>(at, 8, ids3, partials3) == 0);
+
+    tapeflow::reverse_record_reader<double> r(tape.data(), at);
+    REQUIRE(r.more());
+    auto h = r.previous();
+    CHECK(h.lhs == 4);
+    REQUIRE(h.count == 3);
+    for (std::uint32_t i = 0; i < 3; ++i) {
+        CHECK(r.id(i) == ids2[i]);
+        CHECK(r.partial(i) == partials2[i]);
+    }
+    REQUIRE(r.more());
+    h = r.previous();
+    CHECK(h.lhs == 0);
+    REQUIRE(h.count == 0);
+    CHECK(r.take_external() == 42);
+    REQUIRE(r.more());
+    h = r.previous();
+    CHECK(h.lhs == 3);
+    REQUIRE(h.count == 1);
+    CHECK(r.id(0) == 7);
+    CHECK(r.partial(0) == 3.0);
+    CHECK(r.record() == tape.data());
+    CHECK_FALSE(r.more());
 }

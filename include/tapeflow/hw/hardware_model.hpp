@@ -216,13 +216,13 @@ public:
                 ++it;
             }
         const std::uint64_t base = tile < tile_start_.size() ? tile_start_[tile] : tile_start_.back();
-        const std::byte* cursor = data + end;
-        const std::byte* stop = data + begin;
-        while (cursor > stop) {
-            const record_header h = layout::header_before(cursor);
+        reverse_record_reader<Scalar> r(data + begin, data + end);
+        while (r.more()) {
+            const record_header h = r.previous();
             const bool external = h.count == 0;
+            if (external) r.take_external();
             const std::size_t size = external ? layout::external_size : layout::size(h.count);
-            cursor -= size;
+            const std::byte* cursor = r.record();
             const std::uint64_t global = base + std::uint64_t(cursor - data);
             region_traffic& region = regions_[region_of(global)];
             traffic flow, conv;
@@ -231,7 +231,7 @@ public:
             const bool is_new = !written(global);
             swept_begin_ = std::min(swept_begin_, global);
             swept_end_ = std::max(swept_end_, global + size);
-            sweep_record(cursor, h, size, level, is_new, flow, conv);
+            sweep_record(r, h, size, level, is_new, flow, conv);
             region.tapeflow += flow;
             region.conventional += conv;
             lt.tapeflow += flow;
@@ -276,8 +276,9 @@ private:
     };
 
     // The traffic of one record in both layouts.
-    void sweep_record(const std::byte* at, const record_header& h, std::size_t size, memory_level level,
-                      bool is_new, traffic& flow, traffic& conv) {
+    void sweep_record(const reverse_record_reader<Scalar>& r, const record_header& h, std::size_t size,
+                      memory_level level, bool is_new, traffic& flow, traffic& conv) {
+        const std::byte* at = r.record();
         // tapeflow: the record's bytes where the layer is
         flow_.tape_swept += size;
         if (level == memory_level::dram) {  // read in place from memory, through the cache
@@ -308,7 +309,7 @@ private:
         adjoint(conv_cache_, conv, h.lhs);
         if (h.count > 0)
             for (std::uint32_t i = 0; i < h.count; ++i) {
-                const identifier id = layout::id(at, i);
+                const identifier id = r.id(i);
                 adjoint(flow_cache_, flow, id);
                 adjoint(conv_cache_, conv, id);
             }

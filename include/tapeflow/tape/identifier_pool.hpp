@@ -38,7 +38,7 @@ namespace tapeflow {
 class identifier_pool {
 public:
     /// Largest identifier handed out (identifiers fit a record header).
-    static constexpr identifier max_identifier = (identifier(1) << 27) - 1;
+    static constexpr identifier max_identifier = max_record_identifier;
 
     identifier_pool() = default;
     identifier_pool(const identifier_pool&) = delete;

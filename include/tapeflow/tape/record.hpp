@@ -29,9 +29,11 @@
 //   +-------------+-------------+
 //
 // Records are packed at 4-byte granularity and read with memcpy, so no
-// padding is spent on alignment. Pair i sits at i*P whatever k is, so the
-// recorder can store all candidate pairs at fixed offsets and only then
-// decide k (after merging repeated operands: x*x records one pair).
+// padding is spent on alignment. Pair i sits at i*P whatever k is. The
+// recorder merges repeated operands (x*x records one pair) and drops zero
+// partials before it stores anything (write_statement), and the sweep, the
+// hardware model and every other reader walk records with
+// reverse_record_reader: this header is the only one that knows the layout.
 //
 // The header sits at the END because the tape is read backwards: the sweep
 // reads the 4 bytes before its cursor, learns k, and steps back size(k).
@@ -41,6 +43,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
+#include <utility>
 
 #include "../config.hpp"
 
@@ -55,16 +59,22 @@ struct record_header {
     std::uint32_t count;  ///< k, the number of (partial, identifier) pairs
 };
 
+/// Bits of the header word that hold k; the other 27 hold the lhs identifier.
+inline constexpr unsigned record_count_bits = 5;
+/// Largest identifier a record header can hold (2^27 - 1): the limit on
+/// variables alive at once (tape/identifier_pool.hpp).
+inline constexpr identifier max_record_identifier = (identifier(1) << (32 - record_count_bits)) - 1;
+
 /// Size and field offsets of a record holding `Scalar` partials.
 template <class Scalar>
 struct record_layout {
     static_assert(sizeof(Scalar) % 4 == 0, "records are packed at 4-byte granularity");
     static constexpr std::size_t pair_bytes = sizeof(Scalar) + sizeof(identifier);
-    static constexpr unsigned count_bits = 5;
+    static constexpr unsigned count_bits = record_count_bits;
     /// k field value meaning "the count is in the word before the header".
     static constexpr std::uint32_t long_count = (1u << count_bits) - 1;
     /// Largest identifier a header can hold.
-    static constexpr identifier max_identifier = (identifier(1) << (32 - count_bits)) - 1;
+    static constexpr identifier max_identifier = max_record_identifier;
 
     /// Bytes of a record with k pairs. For k = 0 it is the header alone: an
     /// external record is external_size bytes (the sweep steps over its
@@ -103,6 +113,69 @@ struct record_layout {
         return size(k);
     }
 
+    /// Writes the record of a statement whose operand slots are (ids[i],
+    /// partials[i]), i < N, at `at` (which must have room for size(N)), and
+    /// returns its size in bytes; 0 means nothing was written (no pair
+    /// survived). Pairs keep slot order; a slot is dropped when its
+    /// identifier is 0 (passive) or its partial is exactly 0 (it would add
+    /// nothing in the sweep), and a repeated identifier (x*x) becomes one
+    /// pair with the partials summed (for N <= merge_limit; larger
+    /// statements keep repeats as they are).
+    ///
+    /// The common statement (distinct active operands, no zero partial) is
+    /// recognised with one branch and stored at constant offsets with a
+    /// constant size. Otherwise the merge runs on the slots (every index is
+    /// a constant once the loops are unrolled, so they stay in registers)
+    /// and each kept pair is stored once: no byte of the tape is read back.
+    /// Its branches depend on which operands of a statement repeat, vanish
+    /// or are passive, which is the same each time a given statement of the
+    /// program runs, so they predict well.
+    template <std::size_t N>
+    static TAPEFLOW_ALWAYS_INLINE std::size_t write_statement(std::byte* at, identifier lhs,
+                                                              const identifier* ids,
+                                                              const Scalar* partials) noexcept {
+        if (TAPEFLOW_LIKELY(plain<N>(ids, partials))) {
+#pragma GCC unroll 32
+            for (std::size_t i = 0; i < N; ++i) write_pair(at, i, partials[i], ids[i]);
+            write_header(at, lhs, std::uint32_t(N));
+            return size(N);
+        }
+        identifier id[N];
+        Scalar p[N];
+        bool keep[N];
+#pragma GCC unroll 32
+        for (std::size_t i = 0; i < N; ++i) {
+            id[i] = ids[i];
+            p[i] = partials[i];
+            keep[i] = id[i] != 0;
+        }
+        if constexpr (N > 1 && N <= merge_limit) {
+#pragma GCC unroll 16
+            for (std::size_t i = 1; i < N; ++i) {
+                if (!keep[i]) continue;
+#pragma GCC unroll 16
+                for (std::size_t j = 0; j < i; ++j)
+                    if (id[j] == id[i]) {  // the first slot with this identifier
+                        p[j] += p[i];
+                        keep[i] = false;
+                        break;
+                    }
+            }
+        }
+        std::uint32_t k = 0;
+#pragma GCC unroll 32
+        for (std::size_t i = 0; i < N; ++i)
+            if (keep[i] && nonzero(p[i])) write_pair(at, k++, p[i], id[i]);
+        if (k == 0) return 0;
+        if constexpr (N < long_count) {  // k < long_count: the short header
+            write_short_header(at, lhs, k);
+            return k * pair_bytes + 4;
+        } else {
+            write_header(at, lhs, k);
+            return size(k);
+        }
+    }
+
     /// Writes an external record (external_size bytes) at `at`.
     static void write_external(std::byte* at, std::uint32_t index) noexcept {
         const std::uint32_t word = 0;
@@ -116,14 +189,6 @@ struct record_layout {
         return index;
     }
 
-    /// Adds `value` to the partial of pair i.
-    static void add_partial(std::byte* at, std::size_t i, Scalar value) noexcept {
-        Scalar p;
-        std::memcpy(&p, at + i * pair_bytes, sizeof(Scalar));
-        p += value;
-        std::memcpy(at + i * pair_bytes, &p, sizeof(Scalar));
-    }
-
     static Scalar partial(const std::byte* at, std::size_t i) noexcept {
         Scalar p;
         std::memcpy(&p, at + i * pair_bytes, sizeof(Scalar));
@@ -135,6 +200,43 @@ struct record_layout {
         return id;
     }
 
+    /// p != 0 (NaN counts as nonzero: it must reach the gradient). For
+    /// double, a test of the bits: cheaper than a compare that handles NaN.
+    static TAPEFLOW_ALWAYS_INLINE bool nonzero(Scalar p) noexcept {
+        if constexpr (sizeof(Scalar) == 8 && std::numeric_limits<Scalar>::is_iec559) {
+            std::uint64_t bits;
+            std::memcpy(&bits, &p, 8);
+            return (bits << 1) != 0;  // +0 and -0 only
+        } else {
+            return p != Scalar(0);
+        }
+    }
+    /// True when every slot is active, no identifier repeats and no partial
+    /// is 0: then the record is the slots as they are. It may say false for
+    /// such a statement (a product of partials that underflows); the general
+    /// path then gives the same record, so only speed depends on it.
+    template <std::size_t N>
+    static TAPEFLOW_ALWAYS_INLINE bool plain(const identifier* ids, const Scalar* partials) noexcept {
+        if constexpr (N > merge_limit) {
+            return false;
+        } else {
+            bool ok = true;
+            Scalar product = partials[0];
+#pragma GCC unroll 16
+            for (std::size_t i = 0; i < N; ++i) {
+                ok &= ids[i] != 0;
+#pragma GCC unroll 16
+                for (std::size_t j = 0; j < i; ++j) ok &= ids[j] != ids[i];
+                if (i > 0) product *= partials[i];
+            }
+            return ok && nonzero(product);
+        }
+    }
+    static TAPEFLOW_ALWAYS_INLINE void write_short_header(std::byte* at, identifier lhs, std::uint32_t k) noexcept {
+        const std::uint32_t word = (lhs << count_bits) | k;
+        std::memcpy(at + k * pair_bytes, &word, 4);
+    }
+
     /// Reads the header of the record that ends at `end`.
     static record_header header_before(const std::byte* end) noexcept {
         std::uint32_t word;
@@ -143,6 +245,50 @@ struct record_layout {
         if (TAPEFLOW_UNLIKELY(h.count == long_count)) std::memcpy(&h.count, end - 8, 4);
         return h;
     }
+};
+
+/// Walks the records of a run of tape [begin, end) from the last to the
+/// first: the one reader of the format, used by the sweep, the hardware
+/// model and anything else that decodes records.
+///
+/// **Example**:
+///   reverse_record_reader<double> r(data + begin, data + end);
+///   while (r.more()) {
+///       const record_header h = r.previous();   // r.record() is its first pair
+///       if (h.count == 0) { std::uint32_t entry = r.take_external(); ... continue; }
+///       for (std::uint32_t i = 0; i < h.count; ++i) use(r.id(i), r.partial(i));
+///   }
+template <class Scalar>
+class reverse_record_reader {
+public:
+    using layout = record_layout<Scalar>;
+
+    reverse_record_reader(const std::byte* begin, const std::byte* end) noexcept : at_(end), stop_(begin) {}
+
+    /// Whether a record lies before the current one.
+    TAPEFLOW_ALWAYS_INLINE bool more() const noexcept { return at_ > stop_; }
+    /// Steps to the previous record and returns its header. For an external
+    /// entry (count 0) call take_external() before the next step.
+    TAPEFLOW_ALWAYS_INLINE record_header previous() noexcept {
+        const record_header h = layout::header_before(at_);
+        at_ -= layout::size(h.count);
+        return h;
+    }
+    /// The entry index of the external record just stepped to (count 0);
+    /// steps over its index word.
+    std::uint32_t take_external() noexcept {
+        at_ -= layout::external_size - layout::size(0);
+        return layout::external_index(at_);
+    }
+    /// Start of the current record (its first pair, or an external's index word).
+    const std::byte* record() const noexcept { return at_; }
+    /// Pair i of the current record.
+    TAPEFLOW_ALWAYS_INLINE Scalar partial(std::size_t i) const noexcept { return layout::partial(at_, i); }
+    TAPEFLOW_ALWAYS_INLINE identifier id(std::size_t i) const noexcept { return layout::id(at_, i); }
+
+private:
+    const std::byte* at_;
+    const std::byte* stop_;
 };
 
 }  // namespace tapeflow

@@ -125,12 +125,19 @@ public:
 
     /// Starts recording; also makes this tape the thread's active tape.
     /// \throws usage_error if already recording or while this tape sweeps.
+    /// \throws usage_error, too, when the tape holds a recording that was
+    /// swept: recording on would add to it with the sweep's adjoints left in
+    /// place. Call reset() first (or reset(position) to keep a part).
     void start_recording() {
         check_owner("start_recording");
         check_not_sweeping("start_recording");
         activate();
         if (recording_)
             throw usage_error("start_recording() called while already recording");
+        if (swept_)
+            throw usage_error("start_recording() on a tape whose recording was swept (by sweep() or a "
+                              "driver such as tapeflow::gradient); call reset() first to start a new "
+                              "recording, or reset(position) to record on from a point of it");
         recording_ = true;
     }
     /// Stops recording. Calling it when not recording does nothing.
@@ -193,6 +200,7 @@ public:
         p.arguments = (p.bytes - 4 * p.statements - 4 * p.long_records - 4 * p.externals) /
                       layout::pair_bytes;
         p.regions = regions_.size();
+        p.epoch = epoch_;
         return p;
     }
 
@@ -278,10 +286,13 @@ public:
         if (recording_)
             throw usage_error("sweep() called while recording; call stop_recording() first");
         const position end = get_position();
+        check_position(from, "sweep");
+        check_position(to, "sweep");
         if (end < from || from < to)
             throw usage_error("sweep(from, to) needs to <= from <= the current position; "
                               "positions taken before a reset are no longer valid");
         if (from.statements == to.statements) return;
+        swept_ = true;
         grow_adjoints();
         if (stream_.streaming()) seal();  // both scratchpad halves stage tiles now
         Scalar* adjoint = adjoints_.data();
@@ -312,8 +323,15 @@ public:
     void reset(const position& to) {
         check_owner("reset");
         check_not_sweeping("reset");
+        check_position(to, "reset");
         if (get_position() < to)
             throw usage_error("reset(position) to a position beyond the end of the tape");
+        // positions taken from here on are of a new epoch; older ones stay
+        // valid only up to `to` (truncations_ keeps the lowest such bound)
+        while (!truncations_.empty() && truncations_.back().statements >= to.statements) truncations_.pop_back();
+        truncations_.push_back({epoch_, to.statements});
+        ++epoch_;
+        swept_ = false;
         if (to.statements == 0) {
             forget_records();
             return;
@@ -378,6 +396,11 @@ public:
     }
 
     /// Records `lhs = e`: one record with the distinct active operands of `e`.
+    ///
+    /// Everything read from the tape object (cursor, serial, a fresh lhs
+    /// identifier) is read before the first byte of the record is stored:
+    /// stores through std::byte* may alias any member, so the compiler would
+    /// otherwise load them again after every store.
     template <class E>
     TAPEFLOW_ALWAYS_INLINE void record(identifier& lhs, std::uint32_t& tag, const E& e) {
         constexpr std::size_t n = E::leaf_count;
@@ -392,19 +415,19 @@ public:
             constexpr std::size_t most = layout::size(n);
             if (TAPEFLOW_UNLIKELY(std::size_t(tile_end_ - cursor_) < most)) next_tile(most);
             std::byte* const at = cursor_;
-            if (TAPEFLOW_LIKELY(all_distinct_and_active(args))) {
-                // Fast path: every slot becomes a pair, k = n is a constant.
-#pragma GCC unroll 16
-                for (std::size_t i = 0; i < n; ++i) layout::write_pair(at, i, args.partials[i], args.ids[i]);
-                finish_record<n>(lhs, tag, at, std::uint32_t(n));
+            const std::uint32_t serial = serial_;
+            const identifier id = (lhs != 0 && tag == serial) ? lhs : ids_.acquire();
+            const std::size_t bytes = layout::template write_statement<n>(at, id, args.ids, args.partials);
+            if (TAPEFLOW_UNLIKELY(bytes == 0)) {  // every operand was passive or had partial 0
+                ids_.release(id);
+                lhs = 0;
                 return;
             }
-            const std::uint32_t k = write_pairs(at, args);
-            if (TAPEFLOW_UNLIKELY(k == 0)) {  // every operand was passive
-                release(lhs, tag);
-                return;
-            }
-            finish_record<n>(lhs, tag, at, k);
+            cursor_ = at + bytes;
+            ++statements_;
+            if constexpr (n >= layout::long_count) long_records_ += bytes >= layout::size(layout::long_count);
+            lhs = id;
+            tag = serial;
         }
     }
 
@@ -508,9 +531,32 @@ private:
                           "that is recording");
     }
 
+    // A position is valid if taken on this recording and, when taken
+    // before some reset(position), not beyond the point of any of them.
+    void check_position(const position& p, const char* what) const {
+        if (p.statements == 0 && p.epoch == 0) return;  // position{}: the start
+        bool ok = p.epoch >= recording_epoch_ && p.epoch <= epoch_;
+        if (ok && p.epoch < epoch_) {
+            // the first truncation at or after p's epoch bounds it (truncations_
+            // rises in both epoch and statements)
+            auto t = std::lower_bound(truncations_.begin(), truncations_.end(), p.epoch,
+                                      [](const truncation& a, std::uint64_t e) { return a.epoch < e; });
+            ok = t == truncations_.end() || p.statements <= t->statements;
+        }
+        if (!ok)
+            throw usage_error(std::string(what) +
+                              "(position): the position is no longer on the tape (it was taken before a "
+                              "reset(), or beyond the point of a later reset(position)); take positions "
+                              "again after resetting");
+    }
+
     // Empties the tape (memory kept); adjoints are left as they are.
     void forget_records() {
         tell_recorded();
+        ++epoch_;
+        recording_epoch_ = epoch_;
+        truncations_.clear();
+        swept_ = false;
         stream_.clear();
         cursor_ = tile_end_ = tile_begin_ = nullptr;
         statements_ = 0;
@@ -546,63 +592,6 @@ private:
 
     void grow_adjoints() {
         if (adjoints_.size() < ids_.capacity()) adjoints_.resize(ids_.capacity(), Scalar(0));
-    }
-
-    template <std::size_t N>
-    TAPEFLOW_ALWAYS_INLINE void finish_record(identifier& lhs, std::uint32_t& tag, std::byte* at,
-                                              std::uint32_t k) {
-        if (lhs == 0 || tag != serial_) {
-            lhs = ids_.acquire();
-            tag = serial_;
-        }
-        layout::write_header(at, lhs, k);
-        cursor_ = at + layout::size(k);
-        ++statements_;
-        if constexpr (N >= layout::long_count) long_records_ += k >= layout::long_count;
-    }
-
-    // True when no slot is passive and no identifier repeats: the common
-    // case, checked with n(n+1)/2 comparisons and a single branch.
-    template <std::size_t N>
-    static TAPEFLOW_ALWAYS_INLINE bool all_distinct_and_active(const detail::arg_buffer<Scalar, N>& args) {
-        if constexpr (N > merge_limit) {
-            return false;
-        } else {
-            bool ok = true;
-#pragma GCC unroll 16
-            for (std::size_t i = 0; i < N; ++i) {
-                ok &= args.ids[i] != 0;
-#pragma GCC unroll 16
-                for (std::size_t j = 0; j < i; ++j) ok &= args.ids[j] != args.ids[i];
-            }
-            return ok;
-        }
-    }
-
-    // Stores the pairs of `args` at `at`, dropping passive slots and merging
-    // repeated identifiers (adding their partials); returns k. Each slot is
-    // compared with the pairs already stored; the branches repeat from one
-    // statement of a loop to the next, so they predict well.
-    template <std::size_t N>
-    static TAPEFLOW_ALWAYS_INLINE std::uint32_t write_pairs(std::byte* at,
-                                                            const detail::arg_buffer<Scalar, N>& args) {
-        std::uint32_t k = 0;
-#pragma GCC unroll 16
-        for (std::size_t i = 0; i < N; ++i) {
-            const identifier id = args.ids[i];
-            if (id == 0) continue;
-            bool merged = false;
-            if constexpr (N > 1 && N <= merge_limit) {
-                for (std::uint32_t j = 0; j < k; ++j)
-                    if (layout::id(at, j) == id) {
-                        layout::add_partial(at, j, args.partials[i]);
-                        merged = true;
-                        break;
-                    }
-            }
-            if (!merged) layout::write_pair(at, k++, args.partials[i], id);
-        }
-        return k;
     }
 
     TAPEFLOW_COLD void next_tile(std::size_t bytes) {
@@ -644,34 +633,30 @@ private:
     }
 
     void sweep_records(const std::byte* cursor, const std::byte* stop, Scalar* adjoint) {
-        while (cursor > stop) {
-            const record_header h = layout::header_before(cursor);
-            cursor -= layout::size(h.count);
+        reverse_record_reader<Scalar> r(stop, cursor);
+        while (r.more()) {
+            const record_header h = r.previous();
             const Scalar a = adjoint[h.lhs];
             adjoint[h.lhs] = Scalar(0);
             if (a == Scalar(0)) {
                 // external entries have lhs 0, whose adjoint is always 0
-                if (TAPEFLOW_UNLIKELY(h.count == 0)) {
-                    cursor -= layout::external_size - layout::size(0);  // the index word
-                    run_external(cursor, adjoint);
-                }
+                if (TAPEFLOW_UNLIKELY(h.count == 0)) run_external(r.take_external(), adjoint);
                 continue;
             }
             // Small records (most of them) unrolled: no loop control per pair.
             switch (h.count) {
-                case 4: adjoint[layout::id(cursor, 3)] += layout::partial(cursor, 3) * a; [[fallthrough]];
-                case 3: adjoint[layout::id(cursor, 2)] += layout::partial(cursor, 2) * a; [[fallthrough]];
-                case 2: adjoint[layout::id(cursor, 1)] += layout::partial(cursor, 1) * a; [[fallthrough]];
-                case 1: adjoint[layout::id(cursor, 0)] += layout::partial(cursor, 0) * a; break;
+                case 4: adjoint[r.id(3)] += r.partial(3) * a; [[fallthrough]];
+                case 3: adjoint[r.id(2)] += r.partial(2) * a; [[fallthrough]];
+                case 2: adjoint[r.id(1)] += r.partial(1) * a; [[fallthrough]];
+                case 1: adjoint[r.id(0)] += r.partial(0) * a; break;
                 default:
-                    for (std::uint32_t i = 0; i < h.count; ++i)
-                        adjoint[layout::id(cursor, i)] += layout::partial(cursor, i) * a;
+                    for (std::uint32_t i = 0; i < h.count; ++i) adjoint[r.id(i)] += r.partial(i) * a;
             }
         }
     }
 
-    TAPEFLOW_COLD void run_external(const std::byte* record, Scalar* adjoint) {
-        externals_[layout::external_index(record)]->reverse(adjoint, external_scratch_);
+    TAPEFLOW_COLD void run_external(std::uint32_t index, Scalar* adjoint) {
+        externals_[index]->reverse(adjoint, external_scratch_);
     }
 
     static constexpr std::size_t max_externals = std::size_t(UINT32_MAX);
@@ -691,6 +676,16 @@ private:
     std::uint64_t long_records_ = 0;       // records with k >= 31 (8-byte header)
     std::uint64_t bytes_before_tile_ = 0;  // record bytes in the tiles before the current one
     std::uint64_t observed_bytes_ = 0;     // record bytes the observer was told of
+    bool swept_ = false;                   // swept since the last reset (see start_recording)
+    // Positions (see check_position): the epoch counts resets; the first
+    // epoch of the current recording; the reset(position) points since.
+    struct truncation {
+        std::uint64_t epoch;       // epoch in which the reset(position) was made
+        std::uint64_t statements;  // the point it reset to
+    };
+    std::uint64_t epoch_ = 1;
+    std::uint64_t recording_epoch_ = 1;
+    std::vector<truncation> truncations_;
 
     tile_stream stream_;  // where the tiles live (memory, scratchpad, spill file)
     identifier_pool ids_;
