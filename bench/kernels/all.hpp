@@ -18,6 +18,7 @@
 #include "nbody.hpp"
 #include "black_scholes.hpp"
 #include "quick_start.hpp"
+#include "determinant.hpp"
 
 namespace bench {
 
@@ -35,6 +36,7 @@ bool for_each_kernel(F&& f) {
     ok = f(nbody{}) && ok;
     ok = f(black_scholes{}) && ok;
     ok = f(quick_start{}) && ok;
+    ok = f(determinant{}) && ok;
     return ok;
 }
 
