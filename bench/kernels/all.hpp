@@ -19,6 +19,7 @@
 #include "black_scholes.hpp"
 #include "quick_start.hpp"
 #include "determinant.hpp"
+#include "least_squares.hpp"
 
 namespace bench {
 
@@ -37,6 +38,7 @@ bool for_each_kernel(F&& f) {
     ok = f(black_scholes{}) && ok;
     ok = f(quick_start{}) && ok;
     ok = f(determinant{}) && ok;
+    ok = f(least_squares{}) && ok;
     return ok;
 }
 
