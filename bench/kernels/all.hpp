@@ -20,6 +20,7 @@
 #include "quick_start.hpp"
 #include "determinant.hpp"
 #include "least_squares.hpp"
+#include "ode.hpp"
 
 namespace bench {
 
@@ -39,6 +40,7 @@ bool for_each_kernel(F&& f) {
     ok = f(quick_start{}) && ok;
     ok = f(determinant{}) && ok;
     ok = f(least_squares{}) && ok;
+    ok = f(ode{}) && ok;
     return ok;
 }
 
