@@ -21,6 +21,7 @@
 #include "determinant.hpp"
 #include "least_squares.hpp"
 #include "ode.hpp"
+#include "bundle_adjustment.hpp"
 
 namespace bench {
 
@@ -41,6 +42,7 @@ bool for_each_kernel(F&& f) {
     ok = f(determinant{}) && ok;
     ok = f(least_squares{}) && ok;
     ok = f(ode{}) && ok;
+    ok = f(bundle_adjustment{}) && ok;
     return ok;
 }
 
