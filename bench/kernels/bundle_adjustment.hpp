@@ -21,7 +21,7 @@
 // width; focal lengths 0.9-1.3). Inputs (the BAL layout): per camera the
 // angle-axis (3), translation (3), f, k1, k2, then per point X (3); the true
 // scene moved by small offsets, except camera 0's angle-axis (kept at 0).
-// About 22 statements per observation: 0.18 M.
+// 24 statements per observation (16 on camera 0's): 0.19 M.
 #pragma once
 
 #include <algorithm>
