@@ -18,6 +18,10 @@
 #include "nbody.hpp"
 #include "black_scholes.hpp"
 #include "quick_start.hpp"
+#include "determinant.hpp"
+#include "least_squares.hpp"
+#include "ode.hpp"
+#include "bundle_adjustment.hpp"
 
 namespace bench {
 
@@ -35,6 +39,10 @@ bool for_each_kernel(F&& f) {
     ok = f(nbody{}) && ok;
     ok = f(black_scholes{}) && ok;
     ok = f(quick_start{}) && ok;
+    ok = f(determinant{}) && ok;
+    ok = f(least_squares{}) && ok;
+    ok = f(ode{}) && ok;
+    ok = f(bundle_adjustment{}) && ok;
     return ok;
 }
 
