@@ -60,28 +60,27 @@ TEST_CASE("long records (31 pairs or more) and the largest identifier round-trip
     }
 }
 
-TEST_CASE("write_statement merges repeats, drops passive slots and zero partials; the reader walks back") {
+TEST_CASE("merge_pairs merges repeats and drops passive slots, and the reader walks records back") {
     using L = record_layout<double>;
     std::vector<std::byte> tape(1024);
     std::byte* at = tape.data();
-    // a statement x*x + 0*y + c (c passive, identifier 0): one pair for x
+    // a statement x*x + 2*y + c (c passive, identifier 0): pairs for x and y
     const identifier ids1[4] = {7, 7, 9, 0};
-    const double partials1[4] = {1.5, 1.5, 0.0, 4.0};
-    const std::size_t b1 = L::write_statement<4>(at, 3, ids1, partials1);
-    REQUIRE(b1 == L::size(1));
-    at += b1;
+    const double partials1[4] = {1.5, 1.5, 2.0, 4.0};
+    CHECK_FALSE(L::distinct_and_active<4>(ids1));
+    const std::uint32_t k1 = L::merge_pairs<4>(at, ids1, partials1);
+    REQUIRE(k1 == 2);
+    L::write_header(at, 3, k1);
+    at += L::size(k1);
     L::write_external(at, 42);  // a custom adjoint's entry
     at += L::external_size;
-    // distinct, all nonzero: kept as they are, in slot order
     const identifier ids2[3] = {5, 1, 2};
     const double partials2[3] = {-1.0, 2.0, 0.25};
-    const std::size_t b2 = L::write_statement<3>(at, 4, ids2, partials2);
-    REQUIRE(b2 == L::size(3));
+    CHECK(L::distinct_and_active<3>(ids2));
+    const std::size_t b2 = L::write(at, 4, 3, partials2, ids2);
     at += b2;
-    // only zeros: nothing
-    const identifier ids3[2] = {5, 6};
-    const double partials3[2] = {0.0, -0.0};
-    CHECK(L::write_statement<2>(at, 8, ids3, partials3) == 0);
+    const identifier passive[2] = {0, 0};
+    CHECK(L::merge_pairs<2>(at, passive, partials2) == 0);
 
     tapeflow::reverse_record_reader<double> r(tape.data(), at);
     REQUIRE(r.more());
@@ -100,9 +99,11 @@ TEST_CASE("write_statement merges repeats, drops passive slots and zero partials
     REQUIRE(r.more());
     h = r.previous();
     CHECK(h.lhs == 3);
-    REQUIRE(h.count == 1);
+    REQUIRE(h.count == 2);
     CHECK(r.id(0) == 7);
     CHECK(r.partial(0) == 3.0);
+    CHECK(r.id(1) == 9);
+    CHECK(r.partial(1) == 2.0);
     CHECK(r.record() == tape.data());
     CHECK_FALSE(r.more());
 }

@@ -29,10 +29,10 @@
 //   +-------------+-------------+
 //
 // Records are packed at 4-byte granularity and read with memcpy, so no
-// padding is spent on alignment. Pair i sits at i*P whatever k is. The
-// recorder merges repeated operands (x*x records one pair) and drops zero
-// partials before it stores anything (write_statement), and the sweep, the
-// hardware model and every other reader walk records with
+// padding is spent on alignment. Pair i sits at i*P whatever k is, so the
+// recorder can store all candidate pairs at fixed offsets and only then
+// decide k (after merging repeated operands: x*x records one pair). The
+// sweep, the hardware model and every other reader walk records with
 // reverse_record_reader: this header is the only one that knows the layout.
 //
 // The header sits at the END because the tape is read backwards: the sweep
@@ -113,67 +113,41 @@ struct record_layout {
         return size(k);
     }
 
-    /// Writes the record of a statement whose operand slots are (ids[i],
+    /// Stores the pairs of a statement whose operand slots are (ids[i],
     /// partials[i]), i < N, at `at` (which must have room for size(N)), and
-    /// returns its size in bytes; 0 means nothing was written (no pair
-    /// survived). Pairs keep slot order; a slot is dropped when its
-    /// identifier is 0 (passive) or its partial is exactly 0 (it would add
-    /// nothing in the sweep), and a repeated identifier (x*x) becomes one
-    /// pair with the partials summed (for N <= merge_limit; larger
-    /// statements keep repeats as they are).
+    /// returns k, the pairs stored (0: every slot was passive); the caller
+    /// then writes the header. Passive slots (identifier 0) are dropped and
+    /// a repeated identifier (x*x) becomes one pair with the partials summed
+    /// (for N <= merge_limit; larger statements keep repeats as they are).
     ///
-    /// The common statement (distinct active operands, no zero partial) is
-    /// recognised with one branch and stored at constant offsets with a
-    /// constant size. Otherwise the merge runs on the slots (every index is
-    /// a constant once the loops are unrolled, so they stay in registers)
-    /// and each kept pair is stored once: no byte of the tape is read back.
-    /// Its branches depend on which operands of a statement repeat, vanish
-    /// or are passive, which is the same each time a given statement of the
-    /// program runs, so they predict well.
+    /// Each slot is compared with the pairs already stored; those branches
+    /// repeat from one run of a statement to the next, so they predict well.
+    /// (Measured and not kept: merging in registers and dropping zero
+    /// partials; see docs/performance.md, "The record path".)
+    ///
+    /// The caller tests distinct_and_active() first and, when it holds,
+    /// stores the slots with write_pair at constant offsets: k is then a
+    /// compile-time constant for the header and the size.
     template <std::size_t N>
-    static TAPEFLOW_ALWAYS_INLINE std::size_t write_statement(std::byte* at, identifier lhs,
-                                                              const identifier* ids,
-                                                              const Scalar* partials) noexcept {
-        if (TAPEFLOW_LIKELY(plain<N>(ids, partials))) {
-#pragma GCC unroll 32
-            for (std::size_t i = 0; i < N; ++i) write_pair(at, i, partials[i], ids[i]);
-            write_header(at, lhs, std::uint32_t(N));
-            return size(N);
-        }
-        identifier id[N];
-        Scalar p[N];
-        bool keep[N];
-#pragma GCC unroll 32
+    static TAPEFLOW_ALWAYS_INLINE std::uint32_t merge_pairs(std::byte* at, const identifier* ids,
+                                                            const Scalar* partials) noexcept {
+        std::uint32_t k = 0;
+#pragma GCC unroll 16
         for (std::size_t i = 0; i < N; ++i) {
-            id[i] = ids[i];
-            p[i] = partials[i];
-            keep[i] = id[i] != 0;
-        }
-        if constexpr (N > 1 && N <= merge_limit) {
-#pragma GCC unroll 16
-            for (std::size_t i = 1; i < N; ++i) {
-                if (!keep[i]) continue;
-#pragma GCC unroll 16
-                for (std::size_t j = 0; j < i; ++j)
-                    if (id[j] == id[i]) {  // the first slot with this identifier
-                        p[j] += p[i];
-                        keep[i] = false;
+            const identifier id = ids[i];
+            if (id == 0) continue;
+            bool merged = false;
+            if constexpr (N > 1 && N <= merge_limit) {
+                for (std::uint32_t j = 0; j < k; ++j)
+                    if (id_at(at, j) == id) {
+                        add_partial(at, j, partials[i]);
+                        merged = true;
                         break;
                     }
             }
+            if (!merged) write_pair(at, k++, partials[i], id);
         }
-        std::uint32_t k = 0;
-#pragma GCC unroll 32
-        for (std::size_t i = 0; i < N; ++i)
-            if (keep[i] && nonzero(p[i])) write_pair(at, k++, p[i], id[i]);
-        if (k == 0) return 0;
-        if constexpr (N < long_count) {  // k < long_count: the short header
-            write_short_header(at, lhs, k);
-            return k * pair_bytes + 4;
-        } else {
-            write_header(at, lhs, k);
-            return size(k);
-        }
+        return k;
     }
 
     /// Writes an external record (external_size bytes) at `at`.
@@ -200,41 +174,30 @@ struct record_layout {
         return id;
     }
 
-    /// p != 0 (NaN counts as nonzero: it must reach the gradient). For
-    /// double, a test of the bits: cheaper than a compare that handles NaN.
-    static TAPEFLOW_ALWAYS_INLINE bool nonzero(Scalar p) noexcept {
-        if constexpr (sizeof(Scalar) == 8 && std::numeric_limits<Scalar>::is_iec559) {
-            std::uint64_t bits;
-            std::memcpy(&bits, &p, 8);
-            return (bits << 1) != 0;  // +0 and -0 only
-        } else {
-            return p != Scalar(0);
-        }
-    }
-    /// True when every slot is active, no identifier repeats and no partial
-    /// is 0: then the record is the slots as they are. It may say false for
-    /// such a statement (a product of partials that underflows); the general
-    /// path then gives the same record, so only speed depends on it.
+    /// True when every slot is active and no identifier repeats (then no
+    /// merge is needed): n(n+1)/2 comparisons and one branch. Always false
+    /// past merge_limit, where nothing merges.
     template <std::size_t N>
-    static TAPEFLOW_ALWAYS_INLINE bool plain(const identifier* ids, const Scalar* partials) noexcept {
+    static TAPEFLOW_ALWAYS_INLINE bool distinct_and_active(const identifier* ids) noexcept {
         if constexpr (N > merge_limit) {
             return false;
         } else {
             bool ok = true;
-            Scalar product = partials[0];
 #pragma GCC unroll 16
             for (std::size_t i = 0; i < N; ++i) {
                 ok &= ids[i] != 0;
 #pragma GCC unroll 16
                 for (std::size_t j = 0; j < i; ++j) ok &= ids[j] != ids[i];
-                if (i > 0) product *= partials[i];
             }
-            return ok && nonzero(product);
+            return ok;
         }
     }
-    static TAPEFLOW_ALWAYS_INLINE void write_short_header(std::byte* at, identifier lhs, std::uint32_t k) noexcept {
-        const std::uint32_t word = (lhs << count_bits) | k;
-        std::memcpy(at + k * pair_bytes, &word, 4);
+    static TAPEFLOW_ALWAYS_INLINE identifier id_at(const std::byte* at, std::size_t i) noexcept { return id(at, i); }
+    static TAPEFLOW_ALWAYS_INLINE void add_partial(std::byte* at, std::size_t i, Scalar value) noexcept {
+        Scalar p;
+        std::memcpy(&p, at + i * pair_bytes, sizeof(Scalar));
+        p += value;
+        std::memcpy(at + i * pair_bytes, &p, sizeof(Scalar));
     }
 
     /// Reads the header of the record that ends at `end`.

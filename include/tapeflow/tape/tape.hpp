@@ -396,11 +396,6 @@ public:
     }
 
     /// Records `lhs = e`: one record with the distinct active operands of `e`.
-    ///
-    /// Everything read from the tape object (cursor, serial, a fresh lhs
-    /// identifier) is read before the first byte of the record is stored:
-    /// stores through std::byte* may alias any member, so the compiler would
-    /// otherwise load them again after every store.
     template <class E>
     TAPEFLOW_ALWAYS_INLINE void record(identifier& lhs, std::uint32_t& tag, const E& e) {
         constexpr std::size_t n = E::leaf_count;
@@ -415,19 +410,19 @@ public:
             constexpr std::size_t most = layout::size(n);
             if (TAPEFLOW_UNLIKELY(std::size_t(tile_end_ - cursor_) < most)) next_tile(most);
             std::byte* const at = cursor_;
-            const std::uint32_t serial = serial_;
-            const identifier id = (lhs != 0 && tag == serial) ? lhs : ids_.acquire();
-            const std::size_t bytes = layout::template write_statement<n>(at, id, args.ids, args.partials);
-            if (TAPEFLOW_UNLIKELY(bytes == 0)) {  // every operand was passive or had partial 0
-                ids_.release(id);
-                lhs = 0;
+            if (TAPEFLOW_LIKELY(layout::template distinct_and_active<n>(args.ids))) {
+                // Fast path: every slot becomes a pair, k = n is a constant.
+#pragma GCC unroll 16
+                for (std::size_t i = 0; i < n; ++i) layout::write_pair(at, i, args.partials[i], args.ids[i]);
+                finish_record<n>(lhs, tag, at, std::uint32_t(n));
                 return;
             }
-            cursor_ = at + bytes;
-            ++statements_;
-            if constexpr (n >= layout::long_count) long_records_ += bytes >= layout::size(layout::long_count);
-            lhs = id;
-            tag = serial;
+            const std::uint32_t k = layout::template merge_pairs<n>(at, args.ids, args.partials);
+            if (TAPEFLOW_UNLIKELY(k == 0)) {  // every operand was passive
+                release(lhs, tag);
+                return;
+            }
+            finish_record<n>(lhs, tag, at, k);
         }
     }
 
@@ -592,6 +587,19 @@ private:
 
     void grow_adjoints() {
         if (adjoints_.size() < ids_.capacity()) adjoints_.resize(ids_.capacity(), Scalar(0));
+    }
+
+    template <std::size_t N>
+    TAPEFLOW_ALWAYS_INLINE void finish_record(identifier& lhs, std::uint32_t& tag, std::byte* at,
+                                              std::uint32_t k) {
+        if (lhs == 0 || tag != serial_) {
+            lhs = ids_.acquire();
+            tag = serial_;
+        }
+        layout::write_header(at, lhs, k);
+        cursor_ = at + layout::size(k);
+        ++statements_;
+        if constexpr (N >= layout::long_count) long_records_ += k >= layout::long_count;
     }
 
     TAPEFLOW_COLD void next_tile(std::size_t bytes) {
