@@ -7,13 +7,18 @@
 //   template <class T> T operator()(const std::vector<T>& x) const;
 //                                                    // f(x), written ONCE for every
 //                                                    // number type: double, tapeflow::Real,
-//                                                    // adouble (ADOL-C), Sacado::Rad::ADvar
+//                                                    // adouble (ADOL-C), Sacado::Rad::ADvar,
+//                                                    // codi::RealReverse*, adept::aReal,
+//                                                    // xad::AReal<double>
 //   double adjoint(const std::vector<double>& x, std::vector<double>& g) const;
 //                                                    // hand-written reverse mode:
 //                                                    // returns f(x), writes grad f into g
 //
 // Kernels call math functions unqualified after `using std::exp;` etc., so
-// that argument-dependent lookup finds each tool's overloads.
+// that argument-dependent lookup finds each tool's overloads. A tool that
+// cannot run a kernel is switched off by the kernel: `static constexpr bool
+// <tool> = false` and a `<tool>_note` saying why, for <tool> = adolc, sacado,
+// codipack, adept, xad (the default is that it runs).
 #pragma once
 
 #include <cmath>

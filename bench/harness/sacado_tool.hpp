@@ -6,8 +6,10 @@
 #pragma once
 
 #include <Sacado_trad.hpp>
+#include <Trilinos_version.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "tools.hpp"
@@ -40,6 +42,8 @@ ADvari<D>& erf(const IndepADvar<D>& x) {
 }  // namespace Sacado
 
 namespace bench {
+
+inline std::string sacado_version() { return std::string("Trilinos ") + TRILINOS_VERSION_STRING; }
 
 struct sacado_tool {
     static constexpr const char* name = "sacado";

@@ -14,10 +14,10 @@
 // copies Eigen makes of a Real while evaluating colwise() + b1 and assigning
 // H). Needs Eigen 3.4 (TAPEFLOW_BENCH_EIGEN).
 //
-// ADOL-C and Sacado do not run it: neither ships Eigen::NumTraits for its
-// reverse-mode type, Eigen 3.4 cannot multiply a custom scalar matrix by a
-// double one (the blocked kernel needs packet arithmetic between the two
-// types), so X would have to be converted to the AD type, and Eigen's kernel
+// ADOL-C, Sacado, CoDiPack, Adept and XAD do not run it: none ships
+// Eigen::NumTraits for its reverse-mode type, Eigen 3.4 cannot multiply a
+// custom scalar matrix by a double one (the blocked kernel needs packet
+// arithmetic between the two types), so X would have to be converted to the AD type, and Eigen's kernel
 // would then tape the same 2.1 M multiply-adds one by one that they already
 // tape in the mlp kernel: nothing new would be measured.
 #pragma once
@@ -41,6 +41,15 @@ struct mlp_eigen {
     static constexpr bool sacado = false;
     static constexpr const char* sacado_note =
         "needs Eigen::NumTraits<ADvar> and a conversion of the batch to ADvar; would tape what mlp tapes";
+    static constexpr bool codipack = false;
+    static constexpr const char* codipack_note =
+        "needs Eigen::NumTraits for its types and a conversion of the batch; would tape what mlp tapes";
+    static constexpr bool adept = false;
+    static constexpr const char* adept_note =
+        "needs Eigen::NumTraits<aReal> and a conversion of the batch to aReal; would tape what mlp tapes";
+    static constexpr bool xad = false;
+    static constexpr const char* xad_note =
+        "needs Eigen::NumTraits<AReal> and a conversion of the batch to AReal; would tape what mlp tapes";
     mlp net;  // sizes, data, targets and parameter layout
 
     /// The scalar-loop kernel with the same f: main.cpp checks that both
