@@ -392,3 +392,43 @@ TEST_CASE("checkpointed_loop in float", "[checkpoint]") {
     };
     CHECK(run(true) == run(false));
 }
+
+TEST_CASE("checkpointed_loop switches to its private tape through activate()", "[checkpoint]") {
+    auto& tape = tapeflow::tape::active();
+    const auto x = start_state(4);
+    auto record = [&] {
+        tape.reset();
+        tape.start_recording();
+        std::vector<Real> u(x.begin(), x.end());
+        for (auto& e : u) tape.register_input(e);
+        tapeflow::checkpointed_loop(8, u, [](std::vector<Real>& s) { heat_step(s); }, 3);
+        Real f = loss(u);
+        tape.register_output(f);
+        tape.stop_recording();
+        tape.set_adjoint(f, 1.0);
+    };
+    // sweeping the loop while another tape records would record its steps
+    // while that recording is on: refused, as activate() refuses it
+    record();
+    {
+        tapeflow::tape other;
+        other.start_recording();
+        CHECK_THROWS_WITH(tape.sweep(), Catch::Contains("another tape is recording"));
+        other.stop_recording();
+    }
+    CHECK(&tapeflow::tape::active() == &tape);
+    tape.reset();
+
+    // a reset while recording drops the loop's entry without switching tapes
+    tape.start_recording();
+    std::vector<Real> u(x.begin(), x.end());
+    for (auto& e : u) tape.register_input(e);
+    tapeflow::checkpointed_loop(8, u, [](std::vector<Real>& s) { heat_step(s); }, 3);
+    CHECK(tape.statistics().externals == 1);
+    tape.reset();
+    CHECK(tape.is_recording());
+    CHECK(tape.statistics().externals == 0);
+    tape.stop_recording();
+    tape.reset();
+    CHECK(checkpointed_gradient(x, 8, 3) == plain_gradient(x, 8));
+}

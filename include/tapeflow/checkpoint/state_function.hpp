@@ -20,20 +20,23 @@
 
 namespace tapeflow::detail {
 
-// Makes `tape` the thread's active tape for a scope; the previous one comes
-// back at the end, also on exceptions.
+// Makes `tape` the thread's active tape for a scope, through activate() and
+// its checks (it refuses while another tape records), and the previous
+// active tape active again at the end, also on exceptions. Whoever records
+// on `tape` inside the scope stops before the scope ends, so activating the
+// previous tape again cannot fail.
 template <class Scalar>
 class active_tape_scope {
 public:
-    explicit active_tape_scope(basic_tape<Scalar>& tape) : previous_(basic_tape<Scalar>::active_slot()) {
-        basic_tape<Scalar>::active_slot() = &tape;
+    explicit active_tape_scope(basic_tape<Scalar>& tape) : previous_(basic_tape<Scalar>::active()) {
+        tape.activate();
     }
-    ~active_tape_scope() { basic_tape<Scalar>::active_slot() = previous_; }
+    ~active_tape_scope() { previous_.activate(); }
     active_tape_scope(const active_tape_scope&) = delete;
     active_tape_scope& operator=(const active_tape_scope&) = delete;
 
 private:
-    basic_tape<Scalar>* previous_;
+    basic_tape<Scalar>& previous_;
 };
 
 // fn(state) recorded on a tape of its own from plain input values.
@@ -42,7 +45,14 @@ class taped_function {
 public:
     using real_type = basic_real<Scalar>;
 
-    ~taped_function() { clear(); }
+    taped_function() = default;
+    // No clear(): it activates the tape, which throws while another tape
+    // records (a main tape reset while recording drops its entries). The
+    // outputs give their identifiers to the active tape, which keeps only
+    // its own: nothing to give back to a tape that goes with them.
+    ~taped_function() = default;
+    taped_function(const taped_function&) = delete;
+    taped_function& operator=(const taped_function&) = delete;
 
     /// Records fn(x) with x = `input` as registered inputs. On an exception
     /// nothing is kept. `who` starts the error message ("checkpointed_loop: the step").
