@@ -393,6 +393,43 @@ TEST_CASE("checkpointed_loop in float", "[checkpoint]") {
     CHECK(run(true) == run(false));
 }
 
+TEST_CASE("checkpointed_loop: nested loops, the inner one in the step of the outer one", "[checkpoint]") {
+    const auto x = start_state(5);
+    const auto expected = plain_gradient(x, 24);
+    const auto g = tapeflow::gradient(
+        [](const std::vector<Real>& v) {
+            std::vector<Real> u = v;
+            tapeflow::checkpointed_loop(
+                6, u,
+                [](std::vector<Real>& s) {
+                    tapeflow::checkpointed_loop(4, s, [](std::vector<Real>& r) { heat_step(r); }, 2);
+                },
+                3);
+            return loss(u);
+        },
+        x);
+    CHECK(g == expected);
+}
+
+TEST_CASE("checkpointed_loop: a step that uses an active variable outside the state throws", "[checkpoint]") {
+    // (tests/checkpoint/checkpointed_loop_release_test.cpp: the same without
+    // the debug checks, where the message is checkpointed_loop's own)
+    const std::vector<double> x{0.8, 1.5};
+    Real k;
+    CHECK_THROWS_AS(tapeflow::gradient(
+                        [&](const std::vector<Real>& v) {
+                            k = v[0];
+                            std::vector<Real> u{v[1]};
+                            tapeflow::checkpointed_loop(
+                                6, u, [&](std::vector<Real>& s) { s[0] = s[0] * k; }, 2);
+                            return u[0];
+                        },
+                        x),
+                    tapeflow::usage_error);
+    tapeflow::tape::active().reset();
+    CHECK(checkpointed_gradient(start_state(4), 10, 2) == plain_gradient(start_state(4), 10));  // still usable
+}
+
 TEST_CASE("checkpointed_loop switches to its private tape through activate()", "[checkpoint]") {
     auto& tape = tapeflow::tape::active();
     const auto x = start_state(4);

@@ -23,7 +23,10 @@
 // Rules for `step`: every active input it reads must be in `state` (a
 // parameter to differentiate is an element of `state` that the step leaves
 // unchanged); it must not capture active variables of the enclosing recording
-// (their derivatives would be lost). It runs on plain values during the
+// (their derivatives would be lost: while recording, the forward runs a step
+// on Reals with its private tape recording and nothing registered, so such a
+// variable leaves a record there, and checkpointed_loop throws usage_error;
+// a template step runs on plain numbers then, where it cannot use them). It runs on plain values during the
 // forward, and on a private tape of the loop during the sweep, so it must
 // compute the same thing whenever it is called with the same state. If it
 // can also be called with a std::vector<S>& (a generic lambda or a template),
@@ -47,6 +50,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -84,26 +89,38 @@ public:
     using values = std::vector<Scalar>;
     using clock = std::chrono::steady_clock;
 
-    checkpointed_loop_entry(std::uint64_t steps, std::uint64_t snapshots, Step step,
+    // A step that also takes plain numbers (a template): the untaped runs use them.
+    static constexpr bool plain_step = std::is_invocable_v<Step&, values&>;
+
+    checkpointed_loop_entry(const char* who, std::uint64_t steps, std::uint64_t snapshots, Step step,
                             std::shared_ptr<checkpoint_statistics> stats)
-        : steps_(steps), slots_(snapshots), step_(std::move(step)), stats_(std::move(stats)) {
+        : who_(who),
+          step_who_(std::string(who) + ": the step"),
+          steps_(steps),
+          slots_(snapshots),
+          step_(std::move(step)),
+          stats_(std::move(stats)) {
         stats_->steps = steps;
         stats_->snapshots = snapshots;
     }
 
     // Runs the loop forward from `initial` (plain values) and keeps the
     // snapshots of the schedule's first descent; returns the final state.
-    values forward(values initial) {
+    // With `recording`, a step on Reals runs under a capture_check.
+    values forward(values initial, bool recording) {
         const auto start = clock::now();
         width_ = initial.size();
         stats_->state_bytes = width_ * sizeof(Scalar);
         if (steps_ == 0) return initial;
+        std::optional<capture_check<Scalar>> probe;
+        if constexpr (!plain_step)
+            if (recording) probe.emplace(step_tape_.tape(), step_who_.c_str());
         snapshot_.assign(slots_, values());
         used_ = 0;
         store(initial);
-        descend(std::move(initial));
+        descend(std::move(initial), probe ? &*probe : nullptr);
         values state = transient_;
-        advance(state, 1);  // the last step: its result is the loop's output
+        advance(state, 1, probe ? &*probe : nullptr);  // the last step: its result is the loop's output
         stats_->forward_seconds += seconds_since(start);
         descended_ = true;
         return state;
@@ -114,8 +131,10 @@ public:
     // and when the slots are full every other one is dropped and d doubles
     // (the kept snapshots stay evenly spaced). Returns the final state.
     template <class KeepGoing>
-    values forward_online(values initial, KeepGoing& keep_going) {
+    values forward_online(values initial, KeepGoing& keep_going, bool recording) {
         const auto start = clock::now();
+        std::optional<capture_check<Scalar>> probe;
+        if (recording) probe.emplace(step_tape_.tape(), step_who_.c_str());
         width_ = initial.size();
         stats_->state_bytes = width_ * sizeof(Scalar);
         snapshot_.assign(slots_, values());
@@ -125,9 +144,10 @@ public:
         segments_.push_back(0);
         std::vector<real_type> x(initial.begin(), initial.end());
         std::uint64_t n = 0, spacing = 1;
-        while (keep_going(static_cast<const std::vector<real_type>&>(x))) {
+        while (call_keep_going(keep_going, x, probe ? &*probe : nullptr)) {
             step_(x);
             check_width(x.size());
+            if (probe) probe->check();
             ++n;
             if (n % spacing != 0) continue;
             if (used_ == slots_) {  // full: keep every other snapshot
@@ -178,7 +198,7 @@ public:
         if (!descended_) {  // an earlier sweep used the slots: descend again (0 -> n-1)
             const auto start = clock::now();
             used_ = 1;
-            descend(snapshot_[0]);
+            descend(snapshot_[0], nullptr);
             stats_->steps_recomputed += steps_ - 1;
             stats_->recompute_seconds += seconds_since(start);
         }
@@ -194,6 +214,17 @@ public:
 
 private:
     std::size_t width() const noexcept { return width_; }
+
+    // keep_going decides on values, outside the capture check: its
+    // derivatives do not matter.
+    template <class KeepGoing>
+    static bool call_keep_going(KeepGoing& keep_going, const std::vector<real_type>& x,
+                                capture_check<Scalar>* probe) {
+        if (probe) probe->pause();
+        const bool go = keep_going(x);
+        if (probe) probe->resume();
+        return go;
+    }
 
     // Online: the segments between the snapshots of the forward, last one
     // first, each reversed with the binomial schedule in the slots above it.
@@ -222,11 +253,11 @@ private:
 
     // The first descent of the schedule from state 0 (held in slot 0): keeps
     // a snapshot at each split point, and state n-1 in transient_.
-    void descend(values state) {
+    void descend(values state, capture_check<Scalar>* probe) {
         std::uint64_t a = 0, b = steps_, free = slots_ - 1;
         while (b - a > 1) {
             const std::uint64_t m = a + checkpoint::best_split(b - a, free + 1);
-            advance(state, m - a);
+            advance(state, m - a, probe);
             if (m == b - 1) break;
             store(state);
             a = m;
@@ -275,7 +306,7 @@ private:
     values recompute(std::size_t slot, std::uint64_t count) {
         const auto start = clock::now();
         values state = snapshot_[slot];
-        advance(state, count);
+        advance(state, count, nullptr);
         stats_->steps_recomputed += count;
         stats_->recompute_seconds += seconds_since(start);
         return state;
@@ -288,15 +319,19 @@ private:
         if (used_ > stats_->peak_snapshots) stats_->peak_snapshots = used_;
     }
 
-    // `count` steps on plain values (no tape records: none is recording).
-    void advance(values& state, std::uint64_t count) {
+    // `count` steps on plain values (no tape records, unless a capture
+    // check watches the forward).
+    void advance(values& state, std::uint64_t count, capture_check<Scalar>* probe) {
         if (count == 0) return;
-        if constexpr (std::is_invocable_v<Step&, values&>) {  // a template step: run it on plain numbers
+        if constexpr (plain_step) {  // a template step: run it on plain numbers
             for (std::uint64_t i = 0; i < count; ++i) step_(state);
             check_width(state.size());
         } else {
             std::vector<real_type> x(state.begin(), state.end());
-            for (std::uint64_t i = 0; i < count; ++i) step_(x);
+            for (std::uint64_t i = 0; i < count; ++i) {
+                step_(x);
+                if (probe) probe->check();
+            }
             check_width(x.size());
             for (std::size_t i = 0; i < state.size(); ++i) state[i] = x[i].value();
         }
@@ -306,7 +341,7 @@ private:
     // adjoint of its output, and leaves the adjoint of its input in `adjoint`.
     void tape_step(const values& state, values& adjoint) {
         auto start = clock::now();
-        step_tape_.record(state, step_, "checkpointed_loop: the step");
+        step_tape_.record(state, step_, step_who_.c_str());
         stats_->record_seconds += seconds_since(start);
         start = clock::now();
         if (step_tape_.record_bytes() > stats_->peak_step_tape_bytes)
@@ -319,9 +354,11 @@ private:
 
     void check_width(std::size_t size) const {
         if (size != width())
-            throw usage_error("checkpointed_loop: the step changed the size of the state; keep it fixed");
+            throw usage_error(std::string(who_) + ": the step changed the size of the state; keep it fixed");
     }
 
+    const char* who_;       // "checkpointed_loop" or "checkpointed_while"
+    std::string step_who_;  // "...: the step"
     std::uint64_t steps_;
     std::uint64_t slots_;
     Step step_;
@@ -342,7 +379,8 @@ private:
 /// `snapshots` copies of the state (the initial one included) and re-records
 /// steps during the sweep (binomial schedule). Returns the loop's statistics,
 /// updated by every sweep through the entry.
-/// \throws usage_error if snapshots == 0 (while recording).
+/// \throws usage_error if snapshots == 0; while recording, if the step uses
+/// an active variable that is not in the state.
 template <class Scalar, class Step>
 std::shared_ptr<const checkpoint_statistics> checkpointed_loop(std::size_t steps,
                                                                 std::vector<basic_real<Scalar>>& state,
@@ -352,8 +390,11 @@ std::shared_ptr<const checkpoint_statistics> checkpointed_loop(std::size_t steps
     auto stats = std::make_shared<checkpoint_statistics>();
     const std::uint64_t slots = std::max<std::uint64_t>(1, std::min<std::uint64_t>(snapshots, steps));
     using entry_type = detail::checkpointed_loop_entry<Scalar, Step>;
-    detail::tape_state_entry(state, std::make_shared<entry_type>(steps, slots, std::move(step), stats),
-                      [](entry_type& e, std::vector<Scalar> initial) { return e.forward(std::move(initial)); });
+    detail::tape_state_entry(state,
+                             std::make_shared<entry_type>("checkpointed_loop", steps, slots, std::move(step), stats),
+                             [](entry_type& e, std::vector<Scalar> initial, bool recording) {
+                                 return e.forward(std::move(initial), recording);
+                             });
     return stats;
 }
 
@@ -363,7 +404,7 @@ std::shared_ptr<const checkpoint_statistics> checkpointed_loop(std::size_t steps
 /// on), and the sweep reverses each stretch between two of them with the
 /// binomial schedule. `keep_going(const std::vector<basic_real<S>>&)` decides
 /// on values; it is called only during the forward.
-/// \throws usage_error if snapshots == 0.
+/// \throws usage_error as checkpointed_loop.
 template <class Scalar, class KeepGoing, class Step>
 std::shared_ptr<const checkpoint_statistics> checkpointed_while(std::vector<basic_real<Scalar>>& state,
                                                                  KeepGoing keep_going, Step step,
@@ -372,10 +413,11 @@ std::shared_ptr<const checkpoint_statistics> checkpointed_while(std::vector<basi
         throw usage_error("checkpointed_while: needs at least one snapshot (the initial state)");
     auto stats = std::make_shared<checkpoint_statistics>();
     using entry_type = detail::checkpointed_loop_entry<Scalar, Step>;
-    detail::tape_state_entry(state, std::make_shared<entry_type>(0, snapshots, std::move(step), stats),
-                      [&keep_going](entry_type& e, std::vector<Scalar> initial) {
-                          return e.forward_online(std::move(initial), keep_going);
-                      });
+    detail::tape_state_entry(state,
+                             std::make_shared<entry_type>("checkpointed_while", 0, snapshots, std::move(step), stats),
+                             [&keep_going](entry_type& e, std::vector<Scalar> initial, bool recording) {
+                                 return e.forward_online(std::move(initial), keep_going, recording);
+                             });
     return stats;
 }
 

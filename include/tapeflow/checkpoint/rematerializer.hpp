@@ -68,7 +68,7 @@ public:
         auto r = std::make_shared<region_tape>();
         r->fn = std::move(fn);
         r->shared_state = state_;
-        detail::tape_state_entry(state, r, [this, r](region_tape& rt, std::vector<Scalar> input) {
+        detail::tape_state_entry(state, r, [this, r](region_tape& rt, std::vector<Scalar> input, bool) {
             rt.input = std::move(input);
             state_->record(rt, state_->stats.record_seconds);
             std::vector<Scalar> output(rt.input.size());
