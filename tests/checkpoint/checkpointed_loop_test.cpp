@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <random>
 #include <stdexcept>
 #include <type_traits>
 #include <vector>
@@ -669,4 +670,34 @@ TEST_CASE("checkpointed_loop: a passive struct (time and counter), several sweep
         },
         x);
     for (std::size_t i = 0; i < x.size(); ++i) CHECK(tapeflow_test::close(plain[0][i], fd[i], 1e-7));
+}
+
+TEST_CASE("checkpointed_loop: a random generator as the passive part replays its numbers", "[checkpoint]") {
+    // docs/checkpointing.md: copied with each snapshot, the generator gives
+    // a step run again from a snapshot the numbers it gave the first time
+    const auto x = start_state(5);
+    auto noisy_step = [](auto& s, std::mt19937& generator) {
+        heat_step(s);
+        s[1] = s[1] + 1e-3 * std::uniform_real_distribution<double>(-1, 1)(generator);
+    };
+    const auto plain = tapeflow::gradient(
+        [&](const std::vector<Real>& v) {
+            std::vector<Real> u = v;
+            std::mt19937 generator(7);
+            for (int k = 0; k < 30; ++k) noisy_step(u, generator);
+            return loss(u);
+        },
+        x);
+    for (std::size_t snapshots : {std::size_t(1), std::size_t(3), std::size_t(30)}) {
+        INFO("snapshots " << snapshots);
+        std::mt19937 generator(7);
+        CHECK(tapeflow::gradient(
+                  [&](const std::vector<Real>& v) {
+                      std::vector<Real> u = v;
+                      generator.seed(7);
+                      tapeflow::checkpointed_loop(30, u, generator, noisy_step, snapshots);
+                      return loss(u);
+                  },
+                  x) == plain);
+    }
 }

@@ -62,9 +62,9 @@
 // **Example**:
 //   std::vector<tapeflow::Real> u = initial;     // registered inputs
 //   double t = 0;                                // the time: passive
-//   auto stats = tapeflow::checkpointed_loop(10000, u, t, [&](auto& s, double& t) {
-//       heat_step(s, t, dt);
-//       t += dt;
+//   auto stats = tapeflow::checkpointed_loop(10000, u, t, [&](auto& s, double& time) {
+//       heat_step(s, time, dt);
+//       time += dt;
 //   }, 30);
 //   tapeflow::Real loss = ...u...;               // taping goes on
 //   ... sweep; stats->steps_recomputed tells what the memory saving cost
@@ -568,9 +568,9 @@ std::shared_ptr<const checkpoint_statistics> checkpointed_loop(std::size_t steps
 ///
 /// **Example**:
 ///   double t = 0;                                  // the time: passive
-///   tapeflow::checkpointed_loop(1000, u, t, [&](auto& s, double& t) {
-///       advect(s, t, dt);
-///       t += dt;
+///   tapeflow::checkpointed_loop(1000, u, t, [&](auto& s, double& time) {
+///       advect(s, time, dt);
+///       time += dt;
 ///   }, 30);
 template <class Scalar, class Passive, class Step>
 std::shared_ptr<const checkpoint_statistics> checkpointed_loop(std::size_t steps,
@@ -605,8 +605,8 @@ std::shared_ptr<const checkpoint_statistics> checkpointed_while(std::vector<basi
 /// **Example**:
 ///   double t = 0;
 ///   tapeflow::checkpointed_while(
-///       u, t, [&](const auto&, double t) { return t < t_end; },
-///       [&](auto& s, double& t) { t += adaptive_step(s); }, 30);  // returns its dt
+///       u, t, [&](const auto&, double time) { return time < t_end; },
+///       [&](auto& s, double& time) { time += adaptive_step(s); }, 30);  // returns its dt
 template <class Scalar, class Passive, class KeepGoing, class Step>
 std::shared_ptr<const checkpoint_statistics> checkpointed_while(std::vector<basic_real<Scalar>>& state,
                                                                  Passive& passive, KeepGoing keep_going,

@@ -20,7 +20,9 @@
 //
 // The same rules as for checkpointed_loop's step apply to the region's
 // function: active inputs only through `state`, the same result for the same
-// state, exceptions reach the caller (reset() the tape afterwards).
+// state, exceptions reach the caller (reset() the tape afterwards). Unlike
+// checkpointed_loop, nothing checks the first two in a release build (an
+// active variable from outside throws with TAPEFLOW_DEBUG_CHECKS only).
 #pragma once
 
 #include <algorithm>
