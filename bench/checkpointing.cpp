@@ -12,14 +12,22 @@
 //                 equal the hand-written adjoint to 1e-10 (exit code 1 if not);
 //                 then prints checkpointed_while's re-runs against the
 //                 offline optimum for a 100-step loop
+//   planning      the schedule alone: every checkpoint::best_split call that
+//                 checkpointed_loop makes for --steps=N (default 100000) and
+//                 --snapshots=S (default: 100, 1000 and 3000, one line each),
+//                 timed; with --scan, the exhaustive scan over split points
+//                 that best_split was before its closed form. Then (without
+//                 --scan) the whole checkpointed_loop on a one-element state.
 //
 // Prints one line of key=value pairs: seconds, peak_rss_mib (getrusage: run
 // one mode per process), and the loop's statistics. bench/run_checkpointing
 // runs the modes and writes the table in docs/performance.md.
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -86,6 +94,102 @@ std::vector<double> gradient_checkpointed(const bench::heat& k, const std::vecto
             return k.loss(u);
         },
         x);
+}
+
+// ---- planning: the schedule of checkpointed_loop alone ---------------------
+
+using split_function = std::uint64_t (*)(std::uint64_t, std::uint64_t);
+
+// best_split before the closed form: every split point tried (O(l) a call).
+std::uint64_t scan_split(std::uint64_t l, std::uint64_t c) {
+    if (c <= 1 || l <= 2) return l - 1;
+    std::uint64_t best = l - 1;
+    std::uint64_t best_cost = (l - 1) + tapeflow::checkpoint::minimal_advances(l - 1, c);
+    for (std::uint64_t m = 1; m + 1 < l; ++m) {
+        const std::uint64_t cost = m + tapeflow::checkpoint::minimal_advances(l - m, c - 1) +
+                                   tapeflow::checkpoint::minimal_advances(m, c);
+        if (cost < best_cost) {
+            best_cost = cost;
+            best = m;
+        }
+    }
+    return best;
+}
+
+// Walks the schedule of checkpointed_loop (the forward's descent, then one
+// sweep; include/tapeflow/checkpoint/checkpointed_loop.hpp) without running
+// steps: counts the splits and the untaped steps they imply.
+struct schedule_walk {
+    split_function split;
+    std::uint64_t splits = 0;
+    std::uint64_t advances = 0;  // untaped steps, forward and sweep: T(n, c) if optimal
+
+    std::uint64_t split_at(std::uint64_t a, std::uint64_t b, std::uint64_t free) {
+        ++splits;
+        return a + split(b - a, free + 1);
+    }
+    void run(std::uint64_t steps, std::uint64_t snapshots) {
+        const std::uint64_t slots = std::max<std::uint64_t>(1, std::min(snapshots, steps));
+        std::uint64_t a = 0, b = steps, free = slots - 1;
+        while (b - a > 1) {  // the forward's descent
+            const std::uint64_t m = split_at(a, b, free);
+            advances += m - a;
+            if (m == b - 1) break;
+            a = m;
+            --free;
+        }
+        reverse(0, steps, slots - 1, true);
+    }
+    void reverse(std::uint64_t a, std::uint64_t b, std::uint64_t free, bool pre) {
+        while (b - a > 1) {
+            const std::uint64_t m = split_at(a, b, free);
+            if (!pre) advances += m - a;
+            if (m == b - 1) {
+                --b;
+            } else {
+                reverse(m, b, free - 1, pre);
+                b = m;
+            }
+            pre = false;
+        }
+    }
+};
+
+int planning(long steps, long snapshots_option, bool scan) {
+    std::vector<long> counts{100, 1000, 3000};
+    if (snapshots_option > 0) counts = {snapshots_option};
+    int bad = 0;
+    for (long snapshots : counts) {
+        schedule_walk walk{scan ? &scan_split : &tapeflow::checkpoint::best_split};
+        const auto t = clock_type::now();
+        walk.run(std::uint64_t(steps), std::uint64_t(snapshots));
+        const double s = seconds_since(t);
+        const std::uint64_t slots = std::min<std::uint64_t>(std::uint64_t(snapshots), std::uint64_t(steps));
+        const std::uint64_t optimum = tapeflow::checkpoint::minimal_advances(std::uint64_t(steps), slots);
+        std::printf("mode=planning split=%s steps=%ld snapshots=%ld seconds=%.6f splits=%llu "
+                    "advances=%llu optimum=%llu %s\n",
+                    scan ? "scan" : "closed_form", steps, snapshots, s, (unsigned long long)walk.splits,
+                    (unsigned long long)walk.advances, (unsigned long long)optimum,
+                    walk.advances == optimum ? "ok" : "NOT_OPTIMAL");
+        bad += walk.advances != optimum;
+        if (scan) continue;
+        // the whole loop, planning included, on a one-element state (the
+        // steps cost next to nothing: what is left is the bookkeeping)
+        std::shared_ptr<const tapeflow::checkpoint_statistics> st;
+        const auto t2 = clock_type::now();
+        tapeflow::gradient(
+            [&](const std::vector<Real>& v) {
+                std::vector<Real> u = v;
+                st = tapeflow::checkpointed_loop(
+                    std::size_t(steps), u, [](auto& x) { x[0] = x[0] * 0.999999 + 1e-7; }, std::size_t(snapshots));
+                return u[0];
+            },
+            std::vector<double>{1.0});
+        std::printf("mode=planning_loop steps=%ld snapshots=%ld seconds=%.4f steps_recomputed=%llu steps_taped=%llu\n",
+                    steps, snapshots, seconds_since(t2), (unsigned long long)st->steps_recomputed,
+                    (unsigned long long)st->steps_taped);
+    }
+    return bad ? 1 : 0;
 }
 
 long option(int argc, char** argv, const char* name, long fallback) {
@@ -157,6 +261,11 @@ int check() {
 int main(int argc, char** argv) {
     const std::string mode = mode_of(argc, argv);
     if (mode == "check") return check();
+    if (mode == "planning") {
+        bool scan = false;
+        for (int i = 1; i < argc; ++i) scan |= std::strcmp(argv[i], "--scan") == 0;
+        return planning(option(argc, argv, "--steps", 100000), option(argc, argv, "--snapshots", 0), scan);
+    }
 
     bench::heat k;
     k.cells = std::size_t(option(argc, argv, "--cells", 100000));
@@ -205,6 +314,6 @@ int main(int argc, char** argv) {
             (unsigned long long)st->steps_taped, double(st->peak_step_tape_bytes) / (1 << 20), g[1]);
         return 0;
     }
-    std::fprintf(stderr, "unknown --mode=%s (primal, in_memory, checkpointed, check)\n", mode.c_str());
+    std::fprintf(stderr, "unknown --mode=%s (primal, in_memory, checkpointed, check, planning)\n", mode.c_str());
     return 2;
 }

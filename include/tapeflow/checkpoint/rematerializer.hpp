@@ -20,7 +20,9 @@
 //
 // The same rules as for checkpointed_loop's step apply to the region's
 // function: active inputs only through `state`, the same result for the same
-// state, exceptions reach the caller (reset() the tape afterwards).
+// state, exceptions reach the caller (reset() the tape afterwards). Unlike
+// checkpointed_loop, nothing checks the first two in a release build (an
+// active variable from outside throws with TAPEFLOW_DEBUG_CHECKS only).
 #pragma once
 
 #include <algorithm>
@@ -68,7 +70,7 @@ public:
         auto r = std::make_shared<region_tape>();
         r->fn = std::move(fn);
         r->shared_state = state_;
-        detail::tape_state_entry(state, r, [this, r](region_tape& rt, std::vector<Scalar> input) {
+        detail::tape_state_entry(state, r, [this, r](region_tape& rt, std::vector<Scalar> input, bool) {
             rt.input = std::move(input);
             state_->record(rt, state_->stats.record_seconds);
             std::vector<Scalar> output(rt.input.size());

@@ -20,20 +20,63 @@
 
 namespace tapeflow::detail {
 
-// Makes `tape` the thread's active tape for a scope; the previous one comes
-// back at the end, also on exceptions.
+// Makes `tape` the thread's active tape for a scope, through activate() and
+// its checks (it refuses while another tape records), and the previous
+// active tape active again at the end, also on exceptions. Whoever records
+// on `tape` inside the scope stops before the scope ends, so activating the
+// previous tape again cannot fail.
 template <class Scalar>
 class active_tape_scope {
 public:
-    explicit active_tape_scope(basic_tape<Scalar>& tape) : previous_(basic_tape<Scalar>::active_slot()) {
-        basic_tape<Scalar>::active_slot() = &tape;
+    explicit active_tape_scope(basic_tape<Scalar>& tape) : previous_(basic_tape<Scalar>::active()) {
+        tape.activate();
     }
-    ~active_tape_scope() { basic_tape<Scalar>::active_slot() = previous_; }
+    ~active_tape_scope() { previous_.activate(); }
     active_tape_scope(const active_tape_scope&) = delete;
     active_tape_scope& operator=(const active_tape_scope&) = delete;
 
 private:
-    basic_tape<Scalar>* previous_;
+    basic_tape<Scalar>& previous_;
+};
+
+// While alive, `tape` is the active tape and records, with no input
+// registered: work on passive values records nothing then, unless it reads
+// an active variable of another recording (one a step captured instead of
+// finding it in its state), whose derivatives the step's own tape would
+// lose. check() throws when that happened: one comparison, run after each
+// step. pause() and resume() leave out work that may read such variables
+// (checkpointed_while's condition).
+template <class Scalar>
+class capture_check {
+public:
+    capture_check(basic_tape<Scalar>& tape, const char* who) : tape_(tape), scope_(tape), who_(who) {
+        tape_.reset();
+        tape_.start_recording();
+    }
+    ~capture_check() {
+        tape_.stop_recording();
+        tape_.reset();
+    }
+    capture_check(const capture_check&) = delete;
+    capture_check& operator=(const capture_check&) = delete;
+
+    void pause() { tape_.stop_recording(); }
+    void resume() { tape_.start_recording(); }
+
+    /// \throws usage_error if anything was recorded since the start.
+    void check() const {
+        if (TAPEFLOW_UNLIKELY(tape_.get_position().statements != 0))
+            throw usage_error(std::string(who_) +
+                              " used an active variable that is not in the state (captured from the "
+                              "enclosing recording): its derivatives would be lost. Put it into the state "
+                              "(an element the step leaves unchanged), or use its value() if no derivative "
+                              "should flow through it");
+    }
+
+private:
+    basic_tape<Scalar>& tape_;
+    active_tape_scope<Scalar> scope_;
+    const char* who_;
 };
 
 // fn(state) recorded on a tape of its own from plain input values.
@@ -42,7 +85,14 @@ class taped_function {
 public:
     using real_type = basic_real<Scalar>;
 
-    ~taped_function() { clear(); }
+    taped_function() = default;
+    // No clear(): it activates the tape, which throws while another tape
+    // records (a main tape reset while recording drops its entries). The
+    // outputs give their identifiers to the active tape, which keeps only
+    // its own: nothing to give back to a tape that goes with them.
+    ~taped_function() = default;
+    taped_function(const taped_function&) = delete;
+    taped_function& operator=(const taped_function&) = delete;
 
     /// Records fn(x) with x = `input` as registered inputs. On an exception
     /// nothing is kept. `who` starts the error message ("checkpointed_loop: the step").
@@ -95,6 +145,9 @@ public:
         tape_.reset();
     }
 
+    /// The private tape, for a capture_check between two recordings.
+    basic_tape<Scalar>& tape() noexcept { return tape_; }
+
     const std::vector<real_type>& outputs() const noexcept { return outputs_; }
     std::size_t record_bytes() const noexcept { return std::size_t(tape_.get_position().bytes); }
     std::size_t allocated_bytes() const { return tape_.statistics().allocated_bytes; }
@@ -105,10 +158,11 @@ private:
     std::vector<real_type> outputs_;  // variables of tape_
 };
 
-// Tapes work on `state` as one entry: `entry->forward(values)` runs it with
-// the recording paused (resumed also on exceptions) and returns the final
-// values; `entry->reverse(y_bar, x_bar)` is the reverse rule and
-// `entry->bytes()` what the entry holds.
+// Tapes work on `state` as one entry: `forward(*entry, values, recording)`
+// runs it with the recording paused (resumed also on exceptions) and returns
+// the final values (`recording`: whether the active tape was recording);
+// `entry->reverse(y_bar, x_bar)` is the reverse rule and `entry->bytes()`
+// what the entry holds.
 template <class Scalar, class Entry, class Forward>
 void tape_state_entry(std::vector<basic_real<Scalar>>& state, std::shared_ptr<Entry> entry, Forward forward) {
     auto& tape = basic_tape<Scalar>::active();
@@ -124,7 +178,7 @@ void tape_state_entry(std::vector<basic_real<Scalar>>& state, std::shared_ptr<En
             }
         } resume_guard{tape, tape.is_recording()};
         if (resume_guard.on) tape.stop_recording();
-        final_state = forward(*entry, std::move(initial));
+        final_state = forward(*entry, std::move(initial), resume_guard.on);
     }
     basic_custom_adjoint<Scalar> op(tape);
     op.reserve(state.size(), state.size());
