@@ -4,6 +4,10 @@
 #include <tapeflow/stream/zstd_codec.hpp>
 #include <tapeflow/tapeflow.hpp>
 
+#include <unistd.h>
+
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -85,6 +89,90 @@ TEST_CASE("a corrupted compressed tile is reported and reset() recovers") {
     t.reset();
     heat_recording again(t, cells, steps);
     CHECK(mismatches(again.gradient(), reference) == 0);
+}
+
+TEST_CASE("damage to a compressed tile in the spill file: the sweep throws, never a wrong gradient") {
+    // The file is damaged after the recording, where the first spilled tile
+    // lies (offset 0: 8-byte length, compressed bytes, checksums).
+    const auto reference = reference_gradient();
+    temp_directory dir;
+    auto io = std::make_shared<faulty_io>();
+    auto options = tape_options(tile, false, 0, true);
+    options.spill_directory = dir.path();
+    options.io = io;
+    options.codec = std::make_shared<tapeflow::zstd_codec>(1);
+    options.memory_budget_bytes = 2 * tile + options.codec->bound(tile);  // spill everything
+    tapeflow::tape t(options);
+    auto flip = [&](std::uint64_t at, std::uint8_t bits) {
+        unsigned char b = 0;
+        REQUIRE(::pread(io->last_fd, &b, 1, off_t(at)) == 1);
+        b ^= bits;
+        REQUIRE(::pwrite(io->last_fd, &b, 1, off_t(at)) == 1);
+    };
+    struct damage {
+        const char* name;
+        std::function<void(std::uint64_t stored)> apply;
+    };
+    const std::vector<damage> damages{
+        {"one byte of the compressed data", [&](std::uint64_t stored) { flip(8 + stored / 2, 0xff); }},
+        // the sign bits of two 8-byte words 128 bytes apart, which cancelled
+        // in the old checksum; zstd itself does not notice them
+        {"two sign flips in the compressed data, 128 bytes apart",
+         [&](std::uint64_t stored) {
+             const std::uint64_t at = 8 + (stored / 2) / 8 * 8 + 7;
+             flip(at, 0x80);
+             flip(at + 128, 0x80);
+         }},
+        {"near the end of the compressed data",
+         [&](std::uint64_t stored) {
+             flip(8 + stored - 16 - 1, 0x80);
+             flip(8 + stored - 1, 0x80);
+         }},
+        {"the length word", [&](std::uint64_t) { flip(0, 0x08); }},
+        {"the checksums", [&](std::uint64_t stored) { flip(8 + stored + 5, 0x01); }},
+    };
+    for (const damage& d : damages) {
+        INFO(d.name);
+        t.reset();
+        heat_recording run(t, cells, steps);
+        REQUIRE(t.statistics().tiles_spilled > 10);
+        std::uint64_t stored = 0;
+        REQUIRE(::pread(io->last_fd, &stored, 8, 0) == 8);
+        REQUIRE(stored > 300);
+        REQUIRE(stored < tile);
+        d.apply(stored);
+        try {
+            const auto g = run.gradient();
+            FAIL("the damage went unnoticed; the gradient differs in " << mismatches(g, reference) << " components");
+        } catch (const tapeflow::error& e) {
+            CHECK_THAT(e.what(), Catch::Contains("corrupt") && Catch::Contains("call reset()"));
+        }
+    }
+    t.reset();
+    heat_recording again(t, cells, steps);
+    CHECK(mismatches(again.gradient(), reference) == 0);
+}
+
+// zstd with a fault in its decoder: one bit of every tile it expands is wrong.
+class faulty_decoder : public tapeflow::zstd_codec {
+public:
+    using zstd_codec::zstd_codec;
+    void decompress(const std::byte* in, std::size_t stored, std::byte* out, std::size_t bytes) override {
+        zstd_codec::decompress(in, stored, out, bytes);
+        out[bytes / 2] ^= std::byte{0x01};
+    }
+};
+
+TEST_CASE("a codec that expands a tile wrongly: the checksum of the decoded tile catches it") {
+    temp_directory dir;
+    auto options = tape_options(tile, false, 0, true);
+    options.spill_directory = dir.path();
+    options.codec = std::make_shared<faulty_decoder>(1);
+    options.memory_budget_bytes = 2 * tile + options.codec->bound(tile);
+    tapeflow::tape t(options);
+    heat_recording run(t, cells, steps);
+    CHECK_THROWS_WITH(run.gradient(), Catch::Contains("corrupt") && Catch::Contains("decompression") &&
+                                          Catch::Contains("zstd-1") && Catch::Contains("call reset()"));
 }
 
 TEST_CASE("a budget too small for the scratchpad and the codec buffer is refused") {
