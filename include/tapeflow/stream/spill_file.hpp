@@ -123,46 +123,58 @@ inline std::uint32_t tile_checksum(const std::byte* data, std::size_t bytes) noe
 ///   with a codec      | length | compressed tile | stored | decoded | (hole) |
 ///                      <------------- reserved_bytes(used) ------------------>
 ///
-/// With a codec the slot is as large as the worst case, length_bytes +
-/// codec.bound(used) + checksum_bytes; the unused end of the slot stays a
-/// hole in the file. Written and read on the prefetch thread.
+/// With a codec every slot is as large as the worst case, length_bytes +
+/// codec.bound(tile_bytes) + checksum_bytes, asked of the codec once, at
+/// construction (so the recording thread, which places tiles, never calls
+/// the codec while the prefetch thread compresses); the unused end of a slot
+/// stays a hole in the file. Written and read on the prefetch thread.
 class spill_file {
 public:
     static constexpr std::size_t checksum_bytes = sizeof(tile_checksums);
     static constexpr std::size_t length_bytes = 8;
 
-    spill_file(std::shared_ptr<spill_io> io, std::string directory,
-               std::shared_ptr<tile_codec> codec = nullptr)
-        : io_(std::move(io)), directory_(std::move(directory)), codec_(std::move(codec)) {}
+    /// `codec` (may be empty) compresses tiles of at most `tile_bytes` bytes.
+    spill_file(std::shared_ptr<spill_io> io, std::string directory, std::shared_ptr<tile_codec> codec = nullptr,
+               std::size_t tile_bytes = 0)
+        : io_(std::move(io)),
+          directory_(std::move(directory)),
+          codec_(std::move(codec)),
+          tile_bytes_(tile_bytes),
+          max_stored_(codec_ ? codec_->bound(tile_bytes) : 0) {}
     spill_file(const spill_file&) = delete;
     spill_file& operator=(const spill_file&) = delete;
     ~spill_file() {
         if (fd_ >= 0) io_->close(fd_);
     }
 
-    /// Bytes of file a tile of `used` bytes may take.
-    std::size_t reserved_bytes(std::size_t used) const {
-        return codec_ ? length_bytes + codec_->bound(used) + checksum_bytes : used + checksum_bytes;
+    /// Bytes of file a tile of `used` bytes takes (with a codec, a whole slot).
+    std::size_t reserved_bytes(std::size_t used) const noexcept {
+        return codec_ ? length_bytes + max_stored_ + checksum_bytes : used + checksum_bytes;
     }
-    /// Memory of the codec's buffer for tiles of `tile_bytes` (0 without codec).
-    std::size_t buffer_bytes(std::size_t tile_bytes) const {
-        return codec_ ? codec_->bound(tile_bytes) : 0;
-    }
+    /// Memory of the codec's buffer, bound(tile_bytes) (0 without codec).
+    std::size_t buffer_bytes() const noexcept { return max_stored_; }
 
     /// Writes a tile and its checksums at `offset`. Creates the file on first use.
     void write(const std::byte* data, std::size_t bytes, std::uint64_t offset) {
         if (fd_ < 0) fd_ = io_->create(directory_);
         tile_checksums sums{};
         if (codec_) {
-            buffer_.resize(length_bytes + codec_->bound(bytes));
-            const std::uint64_t stored = codec_->compress(data, bytes, buffer_.data() + length_bytes);
-            std::memcpy(buffer_.data(), &stored, length_bytes);
-            const std::size_t on_disk = length_bytes + std::size_t(stored);
-            sums.stored = tile_checksum(buffer_.data(), on_disk);
+            if (bytes > tile_bytes_)
+                throw usage_error("spill_file: a tile of " + std::to_string(bytes) + " bytes, more than the " +
+                                  std::to_string(tile_bytes_) + " given at construction");
+            buffer_.resize(max_stored_);
+            const std::uint64_t stored = codec_->compress(data, bytes, buffer_.data());
+            if (stored > max_stored_)
+                throw error(std::string("the codec ") + codec_->name() + " compressed " + std::to_string(bytes) +
+                            " bytes into " + std::to_string(stored) + ", more than its bound(" +
+                            std::to_string(tile_bytes_) + ") = " + std::to_string(max_stored_) +
+                            ": fix the codec's bound()");
+            sums.stored = stored_checksum(stored, buffer_.data());
             sums.decoded = tile_checksum(data, bytes);
-            io_->write(fd_, buffer_.data(), on_disk, offset);
-            offset += on_disk;
-            written_ += on_disk;
+            io_->write(fd_, reinterpret_cast<const std::byte*>(&stored), length_bytes, offset);
+            io_->write(fd_, buffer_.data(), std::size_t(stored), offset + length_bytes);
+            offset += length_bytes + stored;
+            written_ += length_bytes + stored;
         } else {
             sums.stored = sums.decoded = tile_checksum(data, bytes);
             io_->write(fd_, data, bytes, offset);
@@ -186,18 +198,16 @@ public:
             if (sums.stored != sum || sums.decoded != sum) throw corrupt(offset, "checksum mismatch");
             return;
         }
-        buffer_.resize(length_bytes + codec_->bound(bytes));
-        io_->read(fd_, buffer_.data(), length_bytes, offset);
-        read_ += length_bytes;
         std::uint64_t stored = 0;
-        std::memcpy(&stored, buffer_.data(), length_bytes);
-        if (stored > codec_->bound(bytes)) throw corrupt(offset, "bad length");
-        const std::size_t on_disk = length_bytes + std::size_t(stored);
-        io_->read(fd_, buffer_.data() + length_bytes, std::size_t(stored), offset + length_bytes);
-        const tile_checksums sums = read_checksums(offset + on_disk);
+        io_->read(fd_, reinterpret_cast<std::byte*>(&stored), length_bytes, offset);
+        read_ += length_bytes;
+        if (stored > max_stored_) throw corrupt(offset, "bad length");
+        buffer_.resize(max_stored_);
+        io_->read(fd_, buffer_.data(), std::size_t(stored), offset + length_bytes);
+        const tile_checksums sums = read_checksums(offset + length_bytes + stored);
         read_ += std::size_t(stored);
-        if (sums.stored != tile_checksum(buffer_.data(), on_disk)) throw corrupt(offset, "checksum mismatch");
-        codec_->decompress(buffer_.data() + length_bytes, std::size_t(stored), data, bytes);
+        if (sums.stored != stored_checksum(stored, buffer_.data())) throw corrupt(offset, "checksum mismatch");
+        codec_->decompress(buffer_.data(), std::size_t(stored), data, bytes);
         if (sums.decoded != tile_checksum(data, bytes))
             throw corrupt(offset, std::string("checksum mismatch after decompression by ") + codec_->name());
     }
@@ -207,6 +217,11 @@ public:
     std::uint64_t bytes_read() const noexcept { return read_; }
 
 private:
+    // Of the length word and the compressed bytes, as on disk.
+    static std::uint32_t stored_checksum(std::uint64_t stored, const std::byte* compressed) noexcept {
+        const std::uint64_t count = length_bytes + stored;
+        return crc32c(&count, sizeof count, crc32c(compressed, std::size_t(stored), crc32c(&stored, length_bytes)));
+    }
     tile_checksums read_checksums(std::uint64_t offset) {
         std::byte tail[checksum_bytes];
         io_->read(fd_, tail, checksum_bytes, offset);
@@ -223,7 +238,9 @@ private:
     std::shared_ptr<spill_io> io_;
     std::string directory_;
     std::shared_ptr<tile_codec> codec_;
-    std::vector<std::byte> buffer_;  // length word + compressed tile (codec only)
+    std::size_t tile_bytes_;         // largest tile (with a codec)
+    std::size_t max_stored_;         // codec_->bound(tile_bytes_), asked once
+    std::vector<std::byte> buffer_;  // a compressed tile (codec only)
     int fd_ = -1;
     std::atomic<std::uint64_t> written_{0};
     std::atomic<std::uint64_t> read_{0};
