@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "stream_support.hpp"
@@ -157,6 +159,7 @@ TEST_CASE("damage to a compressed tile in the spill file: the sweep throws, neve
 class faulty_decoder : public tapeflow::zstd_codec {
 public:
     using zstd_codec::zstd_codec;
+    std::unique_ptr<tapeflow::tile_codec> clone() const override { return std::make_unique<faulty_decoder>(1); }
     void decompress(const std::byte* in, std::size_t stored, std::byte* out, std::size_t bytes) override {
         zstd_codec::decompress(in, stored, out, bytes);
         out[bytes / 2] ^= std::byte{0x01};
@@ -173,6 +176,42 @@ TEST_CASE("a codec that expands a tile wrongly: the checksum of the decoded tile
     heat_recording run(t, cells, steps);
     CHECK_THROWS_WITH(run.gradient(), Catch::Contains("corrupt") && Catch::Contains("decompression") &&
                                           Catch::Contains("zstd-1") && Catch::Contains("call reset()"));
+}
+
+TEST_CASE("one tape_options with a zstd codec, shared by tapes on several threads and on one") {
+    // Issue 17, point 9: with one zstd context shared, 4 threads crashed and
+    // 2 threads failed with "Src size is incorrect".
+    const auto reference = reference_gradient();
+    const int threads = GENERATE(1, 2, 4);
+    CAPTURE(threads);
+    watchdog dog(300, "tapes sharing one zstd codec");
+    temp_directory dir;
+    auto options = tape_options(tile, false, 0, true);
+    options.spill_directory = dir.path();
+    options.codec = std::make_shared<tapeflow::zstd_codec>(1);
+    options.memory_budget_bytes = 2 * tile + options.codec->bound(tile);  // spill everything
+    // two tapes per thread, recorded one after the other, then swept
+    std::vector<std::string> failures(static_cast<std::size_t>(threads));
+    std::vector<std::thread> pool;
+    for (int i = 0; i < threads; ++i)
+        pool.emplace_back([&, i] {
+            std::string& failure = failures[std::size_t(i)];
+            try {
+                tapeflow::tape a(options), b(options);
+                heat_recording run_a(a, cells, steps);
+                heat_recording run_b(b, cells, steps);
+                if (mismatches(run_a.gradient(), reference) != 0) failure = "wrong gradient on tape a";
+                if (mismatches(run_b.gradient(), reference) != 0) failure = "wrong gradient on tape b";
+                if (a.statistics().tiles_spilled < 10) failure = "nothing spilled";
+            } catch (const std::exception& e) {
+                failure = e.what();
+            }
+        });
+    for (auto& th : pool) th.join();
+    for (int i = 0; i < threads; ++i) {
+        CAPTURE(i);
+        CHECK(failures[std::size_t(i)] == "");
+    }
 }
 
 TEST_CASE("a budget too small for the scratchpad and the codec buffer is refused") {

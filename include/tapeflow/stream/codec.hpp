@@ -5,21 +5,35 @@
 // (tapeflow/stream/zstd_codec.hpp, needs libzstd); any other can be plugged
 // in through tape_options::codec.
 //
+// The codec in tape_options is a prototype, never used to compress: every
+// tape built from the options takes its own clone(), so one options object
+// may serve many tapes on many threads.
+//
+//   tape_options::codec (const, shared)
+//        | clone(), once per tape, on the thread that builds the tape
+//        v
+//   the tape's codec: compress() / decompress() on the tape's prefetch
+//   thread, one call at a time (it may keep state: contexts, buffers)
+//
 // Which thread calls what:
-//   name(), bound()           const, from any thread, also while compress()
-//                             runs: they must not touch mutable state
-//   compress(), decompress()  one call at a time, on the tape's prefetch
-//                             thread (or the tape's thread with prefetch =
-//                             false): they may keep state (contexts, buffers)
+//   clone(), name(), bound()  const, from any thread, also at the same time
+//                             (tapes built on several threads): they must
+//                             not touch mutable state
+//   compress(), decompress()  only on the instance's own tape, one call at
+//                             a time, on its prefetch thread (or the tape's
+//                             thread with prefetch = false)
 #pragma once
 
 #include <cstddef>
+#include <memory>
 
 namespace tapeflow {
 
 class tile_codec {
 public:
     virtual ~tile_codec() = default;
+    /// A new codec with the same settings and a state of its own.
+    virtual std::unique_ptr<tile_codec> clone() const = 0;
     /// Name for reports ("zstd-1").
     virtual const char* name() const noexcept = 0;
     /// Largest compressed size of `bytes` bytes: a pure function of `bytes`,

@@ -127,14 +127,16 @@ inline std::uint32_t tile_checksum(const std::byte* data, std::size_t bytes) noe
 /// codec.bound(tile_bytes) + checksum_bytes, asked of the codec once, at
 /// construction (so the recording thread, which places tiles, never calls
 /// the codec while the prefetch thread compresses); the unused end of a slot
-/// stays a hole in the file. Written and read on the prefetch thread.
+/// stays a hole in the file. The codec is this file's own (each tape clones
+/// tape_options::codec). Written and read on the prefetch thread.
 class spill_file {
 public:
     static constexpr std::size_t checksum_bytes = sizeof(tile_checksums);
     static constexpr std::size_t length_bytes = 8;
 
-    /// `codec` (may be empty) compresses tiles of at most `tile_bytes` bytes.
-    spill_file(std::shared_ptr<spill_io> io, std::string directory, std::shared_ptr<tile_codec> codec = nullptr,
+    /// `codec` (may be empty; this file's own) compresses tiles of at most
+    /// `tile_bytes` bytes.
+    spill_file(std::shared_ptr<spill_io> io, std::string directory, std::unique_ptr<tile_codec> codec = nullptr,
                std::size_t tile_bytes = 0)
         : io_(std::move(io)),
           directory_(std::move(directory)),
@@ -237,7 +239,7 @@ private:
 
     std::shared_ptr<spill_io> io_;
     std::string directory_;
-    std::shared_ptr<tile_codec> codec_;
+    std::unique_ptr<tile_codec> codec_;  // this file's own: no other thread calls it
     std::size_t tile_bytes_;         // largest tile (with a codec)
     std::size_t max_stored_;         // codec_->bound(tile_bytes_), asked once
     std::vector<std::byte> buffer_;  // a compressed tile (codec only)
