@@ -61,18 +61,20 @@ TEST_CASE("crc32c: hardware and portable give the same values at every length an
 #if TAPEFLOW_CRC32C_X86
     if (!tapeflow::detail::crc32c_hardware()) WARN("this CPU has no SSE4.2: crc32c() runs the portable code");
 #endif
-    const auto data = random_bytes(3 * 8192 * 3 + 4096, 17);  // past the long three-way blocks
-    // lengths around every block boundary of the hardware code (8, 3 x 256,
-    // 3 x 8192) and odd ones, at all eight alignments
+    constexpr std::size_t long_blocks = 3 * tapeflow::detail::crc32c_tables::long_block;
+    constexpr std::size_t short_blocks = 3 * tapeflow::detail::crc32c_tables::short_block;
+    const auto data = random_bytes(3 * long_blocks + 4096, 17);  // past two rounds of long blocks
+    // lengths around every block boundary of the hardware code (8 bytes, the
+    // short and the long three-way blocks) and odd ones, at all eight alignments
     std::vector<std::size_t> lengths;
     for (std::size_t n = 0; n < 80; ++n) lengths.push_back(n);
-    for (std::size_t edge : {std::size_t(768), std::size_t(3 * 8192), std::size_t(2 * 3 * 8192)})
+    for (std::size_t edge : {short_blocks, 2 * short_blocks, long_blocks, long_blocks + short_blocks, 2 * long_blocks})
         for (std::size_t d = 0; d < 20; ++d) {
             lengths.push_back(edge + d - 10);
             lengths.push_back(edge + 7 * d + 1);
         }
     std::mt19937 gen(5);
-    for (int i = 0; i < 60; ++i) lengths.push_back(2 * (gen() % 40000) + 1);  // odd lengths
+    for (int i = 0; i < 60; ++i) lengths.push_back(2 * (gen() % (long_blocks + 5000)) + 1);  // odd lengths
     for (std::size_t n : lengths)
         for (std::size_t start = 0; start < 8; ++start) {
             const unsigned char* p = data.data() + start;
@@ -110,8 +112,11 @@ TEST_CASE("crc32c: the damage storage does to a tile changes the checksum") {
     const std::uint32_t base = sum(v);
     std::vector<std::size_t> places{0, 1, 7, 8, 63, 64, 65, bytes / 2, bytes - 9, bytes - 1};
     if (bytes > 100000)
-        for (std::size_t edge : {std::size_t(8192), std::size_t(16384), std::size_t(24576)})
-            for (std::size_t d : {edge - 1, edge}) places.push_back(d);
+        for (std::size_t k = 1; k <= 6; ++k) {  // the edges of the long blocks
+            const std::size_t edge = k * tapeflow::detail::crc32c_tables::long_block;
+            places.push_back(edge - 1);
+            places.push_back(edge);
+        }
 
     SECTION("every single bit flip") {
         for (std::size_t i : places)

@@ -16,10 +16,16 @@
 //   the instruction's latency (3 cycles), so the data is cut into three
 //   blocks whose CRCs advance side by side and are merged:
 //
-//     | block 0: c0 | block 1: c1 | block 2: c2 |   each block_bytes long
+//     | block 0: c0 | block 1: c1 | block 2: c2 |   each block bytes long
 //     crc = shift(shift(c0) ^ c1) ^ c2      shift(c) = c followed by
-//                                           block_bytes zero bytes, from
-//                                           four 256-entry tables
+//                                           block zero bytes, from four
+//                                           256-entry tables
+//
+//   Blocks of 32 KiB while they fit, then of 256 bytes. Three chains give
+//   the instruction's throughput (one per cycle: 29 GB/s on the machine of
+//   docs/performance.md, 10 GB/s with one chain); blocks of 32 KiB kept 21
+//   GB/s for tiles read from DRAM where 1-2 KiB blocks (three streams in one
+//   page, which the hardware prefetcher did not follow) fell to 8 GB/s.
 //
 // - elsewhere: slicing-by-8, eight table lookups per 8 bytes.
 //
@@ -40,10 +46,10 @@
 namespace tapeflow {
 namespace detail {
 
-/// The tables of both implementations, built once on first use (~0.1 ms).
+/// The tables of both implementations, built once on first use (~0.4 ms).
 struct crc32c_tables {
     static constexpr std::uint32_t polynomial = 0x82f63b78u;  // reflected
-    static constexpr std::size_t long_block = 8192, short_block = 256;
+    static constexpr std::size_t long_block = 32768, short_block = 256;
 
     std::uint32_t slice[8][256];        // byte b followed by k zero bytes: slice[k][b]
     std::uint32_t long_shift[4][256];   // the CRC register moved over long_block zero bytes,
