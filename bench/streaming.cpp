@@ -24,6 +24,8 @@
 //   sweep/<kernel>/<config>, memcpy/<kernel>
 //       record once, then clear_adjoints + seed + sweep per iteration; memcpy
 //       of as many bytes as the tape holds. bytes_per_second = tape bytes / s.
+//   checksum/crc32c, checksum/crc32c_portable
+//       the spill checksum alone on a 2 MiB tile in cache (bytes_per_second).
 //   handoff/prefetcher
 //       submit an empty job to a prefetcher and wait for it: the cost of one
 //       hand-off between the recording thread and the prefetch thread.
@@ -500,8 +502,22 @@ void handoff(benchmark::State& state) {
     for (auto _ : state) worker.wait(worker.submit([] {}));
 }
 
+// The spill checksum alone on one 2 MiB tile (the default tile of a tape
+// with a budget), in cache: CRC-32C as the library runs it, and its portable
+// fallback (tapeflow/stream/crc32c.hpp).
+void checksum(benchmark::State& state, bool portable) {
+    std::vector<std::byte> tile(2 * MiB);
+    for (std::size_t i = 0; i < tile.size(); ++i) tile[i] = std::byte((i * 2654435761u) >> 13);
+    for (auto _ : state)
+        benchmark::DoNotOptimize(portable ? tapeflow::detail::crc32c_portable(tile.data(), tile.size())
+                                          : tapeflow::crc32c(tile.data(), tile.size()));
+    state.SetBytesProcessed(std::int64_t(state.iterations()) * std::int64_t(tile.size()));
+}
+
 void register_small() {
     benchmark::RegisterBenchmark("handoff/prefetcher", handoff)->UseRealTime()->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark("checksum/crc32c", checksum, false)->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark("checksum/crc32c_portable", checksum, true)->Unit(benchmark::kMicrosecond);
     for (const kernel_case& k : small_kernels()) {
         const std::string budget = "budget" + size_name(k.small_budget);
         const std::string sweep_default = "sweep/" + k.name + "/default";

@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <string>
@@ -147,6 +148,11 @@ public:
     std::atomic<std::size_t> io_error_on_read{never};
     /// The tile read with this index gets one byte flipped after reading.
     std::atomic<std::size_t> corrupt_read{never};
+    /// The tile read with this index is changed by `damage` after reading
+    /// (set both before the sweep); `damage` returns whether it changed it.
+    std::atomic<std::size_t> damage_read{never};
+    std::function<bool(std::byte* data, std::size_t bytes)> damage;
+    std::atomic<bool> damaged{false};
     /// The tile read with this index finds the file truncated to 0 bytes.
     std::atomic<std::size_t> truncate_before_read{never};
     /// Microseconds each tile write / read sleeps (to keep the prefetcher busy).
@@ -208,6 +214,7 @@ public:
         }
         spill_io::read(fd, data, bytes, offset);
         if (tile_data && n == corrupt_read) data[bytes / 2] ^= std::byte{0x10};
+        if (tile_data && n == damage_read && damage(data, bytes)) damaged = true;
         if (tile_data) ++tile_reads_done;
     }
     void close(int fd) noexcept override {
@@ -221,6 +228,7 @@ public:
         io_error_on_write_from = never;
         io_error_on_read = never;
         corrupt_read = never;
+        damage_read = never;
         truncate_before_read = never;
         write_delay_us = 0;
         read_delay_us = 0;

@@ -17,9 +17,12 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <string>
@@ -314,6 +317,95 @@ TEST_CASE("a corrupted tile on read-back: sweep() throws, again until reset(), t
         check_usable_after_reset(t, *io);
     }
     check_nothing_left(before, *io, dir);
+}
+
+// Ways a spilled tile can be damaged, applied to the bytes of a tile read
+// back: each returns whether it found its place in the tile.
+struct tile_damage {
+    const char* name;
+    bool (*apply)(std::byte* data, std::size_t bytes);
+};
+
+double word_as_double(const std::byte* p) {
+    double d;
+    std::memcpy(&d, p, 8);
+    return d;
+}
+// A word that holds a partial derivative of moderate size, so that flipping
+// its sign gives a plausible record (and, unnoticed, a wrong gradient).
+bool moderate(double d) { return std::isfinite(d) && std::abs(d) > 1e-3 && std::abs(d) < 1e3; }
+
+const tile_damage damages[] = {
+    {"one bit",
+     [](std::byte* d, std::size_t n) {
+         d[n / 3] ^= std::byte{0x04};
+         return true;
+     }},
+    {"three bits in three words",
+     [](std::byte* d, std::size_t n) {
+         d[5] ^= std::byte{0x01};
+         d[n / 2] ^= std::byte{0x40};
+         d[n - 3] ^= std::byte{0x80};
+         return true;
+     }},
+    // The old checksum (Fletcher sums in eight 64-bit lanes) missed this: the
+    // sign bits of two partials 16 words (two 64-byte blocks) apart.
+    {"two sign flips in one lane of the old checksum",
+     [](std::byte* d, std::size_t n) {
+         for (std::size_t at = 0; at + 128 + 8 <= n; at += 8)
+             if (moderate(word_as_double(d + at)) && moderate(word_as_double(d + at + 128))) {
+                 d[at + 7] ^= std::byte{0x80};
+                 d[at + 128 + 7] ^= std::byte{0x80};
+                 return true;
+             }
+         return false;
+     }},
+    {"two words swapped",
+     [](std::byte* d, std::size_t n) {
+         for (std::size_t at = 0; at + 64 + 8 <= n; at += 8)
+             if (std::memcmp(d + at, d + at + 64, 8) != 0) {
+                 std::swap_ranges(d + at, d + at + 8, d + at + 64);
+                 return true;
+             }
+         return false;
+     }},
+    {"a zeroed 4 KiB page",
+     [](std::byte* d, std::size_t n) {
+         if (n < 6144) return false;
+         std::fill(d + 2048, d + 6144, std::byte{0});
+         return true;
+     }},
+    {"the whole tile zeroed",
+     [](std::byte* d, std::size_t n) {
+         std::fill(d, d + n, std::byte{0});
+         return true;
+     }},
+};
+
+TEST_CASE("any damage to a spilled tile: sweep() throws tapeflow::error, never a wrong gradient") {
+    tapeflow_test::watchdog dog(120, "damaged tile");
+    const bool prefetch = GENERATE(true, false);
+    const std::size_t kind = GENERATE(range(std::size_t(0), sizeof damages / sizeof damages[0]));
+    const tile_damage& damage = damages[kind];
+    CAPTURE(prefetch, damage.name);
+    tapeflow_test::temp_directory dir;
+    auto io = std::make_shared<faulty_io>();
+    tapeflow::tape t(options_for(8192, true, 3 * 8192, prefetch, dir.path(), io));
+    heat_recording r(t, cells, steps);
+    REQUIRE(t.statistics().tiles_spilled > 10);
+    io->damage = damage.apply;
+    io->damage_read = 2;  // the third tile read back
+    try {
+        const auto g = r.gradient();
+        REQUIRE(io->damaged);
+        FAIL("the damaged tile went unnoticed; the gradient differs in " << mismatches(g, reference_gradient())
+                                                                         << " components");
+    } catch (const tapeflow::error& e) {
+        CHECK(io->damaged);
+        CHECK(contains(e.what(), "corrupt"));
+        CHECK(contains(e.what(), "call reset()"));
+    }
+    check_usable_after_reset(t, *io);
 }
 
 TEST_CASE("a truncated spill file: sweep() throws a clear error, then reset() recovers") {

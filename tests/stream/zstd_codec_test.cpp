@@ -4,7 +4,13 @@
 #include <tapeflow/stream/zstd_codec.hpp>
 #include <tapeflow/tapeflow.hpp>
 
+#include <unistd.h>
+
+#include <cstdint>
+#include <functional>
 #include <memory>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "stream_support.hpp"
@@ -85,6 +91,127 @@ TEST_CASE("a corrupted compressed tile is reported and reset() recovers") {
     t.reset();
     heat_recording again(t, cells, steps);
     CHECK(mismatches(again.gradient(), reference) == 0);
+}
+
+TEST_CASE("damage to a compressed tile in the spill file: the sweep throws, never a wrong gradient") {
+    // The file is damaged after the recording, where the first spilled tile
+    // lies (offset 0: 8-byte length, compressed bytes, checksums).
+    const auto reference = reference_gradient();
+    temp_directory dir;
+    auto io = std::make_shared<faulty_io>();
+    auto options = tape_options(tile, false, 0, true);
+    options.spill_directory = dir.path();
+    options.io = io;
+    options.codec = std::make_shared<tapeflow::zstd_codec>(1);
+    options.memory_budget_bytes = 2 * tile + options.codec->bound(tile);  // spill everything
+    tapeflow::tape t(options);
+    auto flip = [&](std::uint64_t at, std::uint8_t bits) {
+        unsigned char b = 0;
+        REQUIRE(::pread(io->last_fd, &b, 1, off_t(at)) == 1);
+        b ^= bits;
+        REQUIRE(::pwrite(io->last_fd, &b, 1, off_t(at)) == 1);
+    };
+    struct damage {
+        const char* name;
+        std::function<void(std::uint64_t stored)> apply;
+    };
+    const std::vector<damage> damages{
+        {"one byte of the compressed data", [&](std::uint64_t stored) { flip(8 + stored / 2, 0xff); }},
+        // the sign bits of two 8-byte words 128 bytes apart, which cancelled
+        // in the old checksum; zstd itself does not notice them
+        {"two sign flips in the compressed data, 128 bytes apart",
+         [&](std::uint64_t stored) {
+             const std::uint64_t at = 8 + (stored / 2) / 8 * 8 + 7;
+             flip(at, 0x80);
+             flip(at + 128, 0x80);
+         }},
+        {"near the end of the compressed data",
+         [&](std::uint64_t stored) {
+             flip(8 + stored - 16 - 1, 0x80);
+             flip(8 + stored - 1, 0x80);
+         }},
+        {"the length word", [&](std::uint64_t) { flip(0, 0x08); }},
+        {"the checksums", [&](std::uint64_t stored) { flip(8 + stored + 5, 0x01); }},
+    };
+    for (const damage& d : damages) {
+        INFO(d.name);
+        t.reset();
+        heat_recording run(t, cells, steps);
+        REQUIRE(t.statistics().tiles_spilled > 10);
+        std::uint64_t stored = 0;
+        REQUIRE(::pread(io->last_fd, &stored, 8, 0) == 8);
+        REQUIRE(stored > 300);
+        REQUIRE(stored < tile);
+        d.apply(stored);
+        try {
+            const auto g = run.gradient();
+            FAIL("the damage went unnoticed; the gradient differs in " << mismatches(g, reference) << " components");
+        } catch (const tapeflow::error& e) {
+            CHECK_THAT(e.what(), Catch::Contains("corrupt") && Catch::Contains("call reset()"));
+        }
+    }
+    t.reset();
+    heat_recording again(t, cells, steps);
+    CHECK(mismatches(again.gradient(), reference) == 0);
+}
+
+// zstd with a fault in its decoder: one bit of every tile it expands is wrong.
+class faulty_decoder : public tapeflow::zstd_codec {
+public:
+    using zstd_codec::zstd_codec;
+    std::unique_ptr<tapeflow::tile_codec> clone() const override { return std::make_unique<faulty_decoder>(1); }
+    void decompress(const std::byte* in, std::size_t stored, std::byte* out, std::size_t bytes) override {
+        zstd_codec::decompress(in, stored, out, bytes);
+        out[bytes / 2] ^= std::byte{0x01};
+    }
+};
+
+TEST_CASE("a codec that expands a tile wrongly: the checksum of the decoded tile catches it") {
+    temp_directory dir;
+    auto options = tape_options(tile, false, 0, true);
+    options.spill_directory = dir.path();
+    options.codec = std::make_shared<faulty_decoder>(1);
+    options.memory_budget_bytes = 2 * tile + options.codec->bound(tile);
+    tapeflow::tape t(options);
+    heat_recording run(t, cells, steps);
+    CHECK_THROWS_WITH(run.gradient(), Catch::Contains("corrupt") && Catch::Contains("decompression") &&
+                                          Catch::Contains("zstd-1") && Catch::Contains("call reset()"));
+}
+
+TEST_CASE("one tape_options with a zstd codec, shared by tapes on several threads and on one") {
+    // Issue 17, point 9: with one zstd context shared, 4 threads crashed and
+    // 2 threads failed with "Src size is incorrect".
+    const auto reference = reference_gradient();
+    const int threads = GENERATE(1, 2, 4);
+    CAPTURE(threads);
+    watchdog dog(300, "tapes sharing one zstd codec");
+    temp_directory dir;
+    auto options = tape_options(tile, false, 0, true);
+    options.spill_directory = dir.path();
+    options.codec = std::make_shared<tapeflow::zstd_codec>(1);
+    options.memory_budget_bytes = 2 * tile + options.codec->bound(tile);  // spill everything
+    // two tapes per thread, recorded one after the other, then swept
+    std::vector<std::string> failures(static_cast<std::size_t>(threads));
+    std::vector<std::thread> pool;
+    for (int i = 0; i < threads; ++i)
+        pool.emplace_back([&, i] {
+            std::string& failure = failures[std::size_t(i)];
+            try {
+                tapeflow::tape a(options), b(options);
+                heat_recording run_a(a, cells, steps);
+                heat_recording run_b(b, cells, steps);
+                if (mismatches(run_a.gradient(), reference) != 0) failure = "wrong gradient on tape a";
+                if (mismatches(run_b.gradient(), reference) != 0) failure = "wrong gradient on tape b";
+                if (a.statistics().tiles_spilled < 10) failure = "nothing spilled";
+            } catch (const std::exception& e) {
+                failure = e.what();
+            }
+        });
+    for (auto& th : pool) th.join();
+    for (int i = 0; i < threads; ++i) {
+        CAPTURE(i);
+        CHECK(failures[std::size_t(i)] == "");
+    }
 }
 
 TEST_CASE("a budget too small for the scratchpad and the codec buffer is refused") {

@@ -4,8 +4,10 @@
 // chosen directory with mode 0600: unnamed from the start (O_TMPFILE) where
 // the file system allows, else created by mkstemp and unlinked at once, so
 // that no file is left behind whatever happens to the program; the
-// descriptor is closed when the tape is destroyed. Tiles are appended and read back at
-// their offsets; each carries a checksum that is verified on the way back.
+// descriptor is closed when the tape is destroyed. Tiles are appended and
+// read back at their offsets; each carries CRC-32C checksums (crc32c.hpp)
+// that are verified on the way back, so a damaged tile is an error, never a
+// wrong gradient.
 //
 //   offset 0        t1            t2                    end
 //   +--------------+-------------+---------------------+
@@ -31,6 +33,7 @@
 
 #include "../error.hpp"
 #include "codec.hpp"
+#include "crc32c.hpp"
 
 namespace tapeflow {
 
@@ -89,140 +92,157 @@ public:
     virtual void close(int fd) noexcept { ::close(fd); }
 };
 
-/// 64-bit checksum of a tile, to catch I/O faults (not an adversary).
+/// The 8 bytes after each tile in the spill file: two CRC-32C (crc32c.hpp).
 ///
-/// The tile's 8-byte words go round-robin to eight lanes; each lane keeps a
-/// Fletcher pair mod 2^64, a += w; b += a. Additions are independent across
-/// lanes, so the compiler turns the loop into vector adds: with AVX2 or
-/// AVX-512 it runs at cache speed (~100 GB/s measured), with plain SSE2
-/// ~19 GB/s, where a multiply-xorshift chain per word ran at ~4.5 GB/s and
-/// took a third of a spilled gradient. What it catches: a change of any one
-/// word always changes its lane's a; two changes in a lane that cancel in a
-/// change b by (difference) x (distance in blocks) mod 2^64, so they go
-/// unseen only when that product is 0 mod 2^64 (e.g. the top bit flipped in
-/// two words of a lane an even number of blocks apart: such pairs are what
-/// the sums cannot see, unlike the multiply chain). The lanes, the words of
-/// an incomplete block, the tail bytes and the length are mixed into the
-/// result with multiply-xorshift, so zeroed or truncated tiles show too.
-/// (Sums over 32-bit halves would be exact, but GCC 12 did not vectorize
-/// them: 4.4 GB/s with AVX-512.)
-inline std::uint64_t tile_checksum(const std::byte* data, std::size_t bytes) noexcept {
-    constexpr int lanes = 8;
-    std::uint64_t a[lanes] = {}, b[lanes] = {};
-    std::size_t i = 0;
-    for (; i + 8 * lanes <= bytes; i += 8 * lanes) {
-        std::uint64_t w[lanes];
-        std::memcpy(w, data + i, sizeof w);
-        for (int j = 0; j < lanes; ++j) {
-            a[j] += w[j];
-            b[j] += a[j];
-        }
-    }
-    auto mix = [](std::uint64_t h, std::uint64_t w) noexcept {
-        h = (h ^ w) * 0xff51afd7ed558ccdull;
-        return h ^ (h >> 32);
-    };
-    std::uint64_t h = 0x9e3779b97f4a7c15ull ^ bytes;
-    for (int j = 0; j < lanes; ++j) h = mix(mix(h, a[j]), b[j]);
-    for (; i + 8 <= bytes; i += 8) {
-        std::uint64_t w;
-        std::memcpy(&w, data + i, 8);
-        h = mix(h, w);
-    }
-    for (; i < bytes; ++i) h = (h ^ std::uint64_t(data[i])) * 0x100000001b3ull;
-    return h ^ (h >> 29);
+///   stored:  of the bytes as they are on disk, followed by their count as 8
+///            bytes: the tile, or with a codec its length word and the
+///            compressed bytes (so damage to the file is found before the
+///            codec reads it)
+///   decoded: of the tile as recorded, followed by its count as 8 bytes
+///            (without a codec the same as `stored`; with one it catches a
+///            codec that expands damaged or foreign data without an error)
+///
+/// Both are verified when the tile is read back; a mismatch is an error,
+/// never a gradient.
+struct tile_checksums {
+    std::uint32_t stored;
+    std::uint32_t decoded;
+};
+
+/// CRC-32C of `bytes` bytes at `data`, followed by `bytes` as 8 bytes: a
+/// tile read back at the wrong length does not match either.
+inline std::uint32_t tile_checksum(const std::byte* data, std::size_t bytes) noexcept {
+    const std::uint64_t count = bytes;
+    return crc32c(&count, sizeof count, crc32c(data, bytes));
 }
 
 /// The spill file of one tape: tiles at offsets chosen by the caller, each
-/// followed by its 8-byte checksum. With a codec, a tile is stored as
-/// [8-byte length][compressed bytes][checksum of them] in a slot of
-/// reserved_bytes(used) (the unused end of the slot stays a hole in the file).
-/// Written and read on the prefetch thread.
+/// followed by its checksums (tile_checksums, 8 bytes):
+///
+///   without a codec   | tile (used bytes)                 | stored | decoded |
+///   with a codec      | length | compressed tile | stored | decoded | (hole) |
+///                      <------------- reserved_bytes(used) ------------------>
+///
+/// With a codec every slot is as large as the worst case, length_bytes +
+/// codec.bound(tile_bytes) + checksum_bytes, asked of the codec once, at
+/// construction (so the recording thread, which places tiles, never calls
+/// the codec while the prefetch thread compresses); the unused end of a slot
+/// stays a hole in the file. The codec is this file's own (each tape clones
+/// tape_options::codec). Written and read on the prefetch thread.
 class spill_file {
 public:
-    static constexpr std::size_t checksum_bytes = 8;
+    static constexpr std::size_t checksum_bytes = sizeof(tile_checksums);
     static constexpr std::size_t length_bytes = 8;
 
-    spill_file(std::shared_ptr<spill_io> io, std::string directory,
-               std::shared_ptr<tile_codec> codec = nullptr)
-        : io_(std::move(io)), directory_(std::move(directory)), codec_(std::move(codec)) {}
-
-    /// Bytes of file a tile of `used` bytes may take.
-    std::size_t reserved_bytes(std::size_t used) const {
-        return codec_ ? length_bytes + codec_->bound(used) + checksum_bytes : used + checksum_bytes;
-    }
-    /// Memory of the codec's buffer for tiles of `tile_bytes` (0 without codec).
-    std::size_t buffer_bytes(std::size_t tile_bytes) const {
-        return codec_ ? codec_->bound(tile_bytes) : 0;
-    }
+    /// `codec` (may be empty; this file's own) compresses tiles of at most
+    /// `tile_bytes` bytes.
+    spill_file(std::shared_ptr<spill_io> io, std::string directory, std::unique_ptr<tile_codec> codec = nullptr,
+               std::size_t tile_bytes = 0)
+        : io_(std::move(io)),
+          directory_(std::move(directory)),
+          codec_(std::move(codec)),
+          tile_bytes_(tile_bytes),
+          max_stored_(codec_ ? codec_->bound(tile_bytes) : 0) {}
     spill_file(const spill_file&) = delete;
     spill_file& operator=(const spill_file&) = delete;
     ~spill_file() {
         if (fd_ >= 0) io_->close(fd_);
     }
 
-    /// Writes a tile and its checksum at `offset`. Creates the file on first use.
+    /// Bytes of file a tile of `used` bytes takes (with a codec, a whole slot).
+    std::size_t reserved_bytes(std::size_t used) const noexcept {
+        return codec_ ? length_bytes + max_stored_ + checksum_bytes : used + checksum_bytes;
+    }
+    /// Memory of the codec's buffer, bound(tile_bytes) (0 without codec).
+    std::size_t buffer_bytes() const noexcept { return max_stored_; }
+
+    /// Writes a tile and its checksums at `offset`. Creates the file on first use.
     void write(const std::byte* data, std::size_t bytes, std::uint64_t offset) {
         if (fd_ < 0) fd_ = io_->create(directory_);
+        tile_checksums sums{};
         if (codec_) {
-            buffer_.resize(codec_->bound(bytes) + length_bytes);
-            const std::uint64_t stored = codec_->compress(data, bytes, buffer_.data() + length_bytes);
-            std::memcpy(buffer_.data(), &stored, length_bytes);
-            data = buffer_.data() + length_bytes;
-            io_->write(fd_, buffer_.data(), length_bytes + stored, offset);
-            bytes = std::size_t(stored);
-            offset += length_bytes;
-            written_ += length_bytes;
+            if (bytes > tile_bytes_)
+                throw usage_error("spill_file: a tile of " + std::to_string(bytes) + " bytes, more than the " +
+                                  std::to_string(tile_bytes_) + " given at construction");
+            buffer_.resize(max_stored_);
+            const std::uint64_t stored = codec_->compress(data, bytes, buffer_.data());
+            if (stored > max_stored_)
+                throw error(std::string("the codec ") + codec_->name() + " compressed " + std::to_string(bytes) +
+                            " bytes into " + std::to_string(stored) + ", more than its bound(" +
+                            std::to_string(tile_bytes_) + ") = " + std::to_string(max_stored_) +
+                            ": fix the codec's bound()");
+            sums.stored = stored_checksum(stored, buffer_.data());
+            sums.decoded = tile_checksum(data, bytes);
+            io_->write(fd_, reinterpret_cast<const std::byte*>(&stored), length_bytes, offset);
+            io_->write(fd_, buffer_.data(), std::size_t(stored), offset + length_bytes);
+            offset += length_bytes + stored;
+            written_ += length_bytes + stored;
         } else {
+            sums.stored = sums.decoded = tile_checksum(data, bytes);
             io_->write(fd_, data, bytes, offset);
+            offset += bytes;
+            written_ += bytes;
         }
-        const std::uint64_t sum = tile_checksum(data, bytes);
         std::byte tail[checksum_bytes];
-        std::memcpy(tail, &sum, checksum_bytes);
-        io_->write(fd_, tail, checksum_bytes, offset + bytes);
-        written_ += bytes + checksum_bytes;
+        std::memcpy(tail, &sums, checksum_bytes);
+        io_->write(fd_, tail, checksum_bytes, offset);
+        written_ += checksum_bytes;
     }
+
     /// Reads the tile of `bytes` bytes at `offset` into `data` and verifies it.
     /// \throws tapeflow::error on a short read or a checksum mismatch.
     void read(std::byte* data, std::size_t bytes, std::uint64_t offset) {
-        if (codec_) {
-            std::uint64_t stored = 0;
-            io_->read(fd_, reinterpret_cast<std::byte*>(&stored), length_bytes, offset);
-            if (stored > codec_->bound(bytes))
-                throw error("a tile read back from the spill file is corrupt (bad length at offset " +
-                            std::to_string(offset) + "); the tape cannot be swept: call reset()");
-            buffer_.resize(codec_->bound(bytes));
-            read_verified(buffer_.data(), std::size_t(stored), offset + length_bytes);
-            read_ += length_bytes;
-            codec_->decompress(buffer_.data(), std::size_t(stored), data, bytes);
+        if (!codec_) {
+            io_->read(fd_, data, bytes, offset);
+            const tile_checksums sums = read_checksums(offset + bytes);
+            read_ += bytes;
+            const std::uint32_t sum = tile_checksum(data, bytes);
+            if (sums.stored != sum || sums.decoded != sum) throw corrupt(offset, "checksum mismatch");
             return;
         }
-        read_verified(data, bytes, offset);
+        std::uint64_t stored = 0;
+        io_->read(fd_, reinterpret_cast<std::byte*>(&stored), length_bytes, offset);
+        read_ += length_bytes;
+        if (stored > max_stored_) throw corrupt(offset, "bad length");
+        buffer_.resize(max_stored_);
+        io_->read(fd_, buffer_.data(), std::size_t(stored), offset + length_bytes);
+        const tile_checksums sums = read_checksums(offset + length_bytes + stored);
+        read_ += std::size_t(stored);
+        if (sums.stored != stored_checksum(stored, buffer_.data())) throw corrupt(offset, "checksum mismatch");
+        codec_->decompress(buffer_.data(), std::size_t(stored), data, bytes);
+        if (sums.decoded != tile_checksum(data, bytes))
+            throw corrupt(offset, std::string("checksum mismatch after decompression by ") + codec_->name());
     }
 
-private:
-    void read_verified(std::byte* data, std::size_t bytes, std::uint64_t offset) {
-        io_->read(fd_, data, bytes, offset);
-        std::byte tail[checksum_bytes];
-        io_->read(fd_, tail, checksum_bytes, offset + bytes);
-        read_ += bytes + checksum_bytes;
-        std::uint64_t stored;
-        std::memcpy(&stored, tail, checksum_bytes);
-        if (stored != tile_checksum(data, bytes))
-            throw error("a tile read back from the spill file is corrupt (checksum mismatch at offset " +
-                        std::to_string(offset) + "); the tape cannot be swept: call reset()");
-    }
-
-public:
     bool exists() const noexcept { return fd_ >= 0; }
     std::uint64_t bytes_written() const noexcept { return written_; }
     std::uint64_t bytes_read() const noexcept { return read_; }
 
 private:
+    // Of the length word and the compressed bytes, as on disk.
+    static std::uint32_t stored_checksum(std::uint64_t stored, const std::byte* compressed) noexcept {
+        const std::uint64_t count = length_bytes + stored;
+        return crc32c(&count, sizeof count, crc32c(compressed, std::size_t(stored), crc32c(&stored, length_bytes)));
+    }
+    tile_checksums read_checksums(std::uint64_t offset) {
+        std::byte tail[checksum_bytes];
+        io_->read(fd_, tail, checksum_bytes, offset);
+        read_ += checksum_bytes;
+        tile_checksums sums;
+        std::memcpy(&sums, tail, checksum_bytes);
+        return sums;
+    }
+    static error corrupt(std::uint64_t offset, const std::string& what) {
+        return error("a tile read back from the spill file is corrupt (" + what + " at offset " +
+                     std::to_string(offset) + "); the tape cannot be swept: call reset()");
+    }
+
     std::shared_ptr<spill_io> io_;
     std::string directory_;
-    std::shared_ptr<tile_codec> codec_;
-    std::vector<std::byte> buffer_;  // compressed tile (codec only)
+    std::unique_ptr<tile_codec> codec_;  // this file's own: no other thread calls it
+    std::size_t tile_bytes_;         // largest tile (with a codec)
+    std::size_t max_stored_;         // codec_->bound(tile_bytes_), asked once
+    std::vector<std::byte> buffer_;  // a compressed tile (codec only)
     int fd_ = -1;
     std::atomic<std::uint64_t> written_{0};
     std::atomic<std::uint64_t> read_{0};

@@ -63,12 +63,13 @@ public:
                      options.memory_budget_bytes != std::numeric_limits<std::size_t>::max()),
           copy_through_(options.scratchpad),
           memory_(options.tile_bytes),
-          spill_(options.io ? options.io : std::make_shared<spill_io>(), directory(options), options.codec),
+          spill_(options.io ? options.io : std::make_shared<spill_io>(), directory(options), codec(options),
+                 options.tile_bytes),
           observer_(hardware_model_hook ? options.observer : nullptr),
           prefetcher_(options.prefetch && streaming_) {
         detail::check_tile_bytes(tile_bytes_);  // basic_tape resolves tile_bytes == 0 before it gets here
         if (streaming_) {
-            const std::size_t fixed = 2 * tile_bytes_ + spill_.buffer_bytes(tile_bytes_);
+            const std::size_t fixed = 2 * tile_bytes_ + spill_.buffer_bytes();
             if (options.memory_budget_bytes < fixed)
                 throw usage_error("tape_options::memory_budget_bytes = " +
                                   std::to_string(options.memory_budget_bytes) + " is below " +
@@ -298,7 +299,7 @@ public:
 
     std::size_t allocated_bytes() const noexcept {
         return (memory_.allocated() + (arena_[0] ? 2 : 0)) * tile_bytes_ +
-               (arena_[0] ? spill_.buffer_bytes(tile_bytes_) : 0);
+               (arena_[0] ? spill_.buffer_bytes() : 0);
     }
     stream_statistics statistics() const {
         stream_statistics s = stats_;
@@ -325,6 +326,16 @@ private:
         std::size_t used;       // record bytes in the tile
     };
 
+    /// The tape's own codec: a clone of the options' one, which other tapes
+    /// built from the same options share.
+    static std::unique_ptr<tile_codec> codec(const tape_options& o) {
+        if (!o.codec) return nullptr;
+        std::unique_ptr<tile_codec> own = o.codec->clone();
+        if (!own)
+            throw usage_error(std::string("tape_options::codec: clone() of the codec ") + o.codec->name() +
+                              " returned nothing; it must return a new codec with the same settings");
+        return own;
+    }
     static std::string directory(const tape_options& o) {
         if (!o.spill_directory.empty()) return o.spill_directory;
         const char* tmp = std::getenv("TMPDIR");

@@ -6,10 +6,14 @@
 //   tapeflow::tape_options options;
 //   options.memory_budget_bytes = 256u << 20;
 //   options.codec = std::make_shared<tapeflow::zstd_codec>(1);   // level 1: fastest
+//
+// Each tape compresses with its own clone() (its own zstd contexts); the
+// codec in the options is only cloned and asked bound(), a pure function.
 #pragma once
 
 #include <zstd.h>
 
+#include <memory>
 #include <string>
 
 #include "../error.hpp"
@@ -31,6 +35,7 @@ public:
     zstd_codec(const zstd_codec&) = delete;
     zstd_codec& operator=(const zstd_codec&) = delete;
 
+    std::unique_ptr<tile_codec> clone() const override { return std::make_unique<zstd_codec>(level_); }
     const char* name() const noexcept override { return name_.c_str(); }
     std::size_t bound(std::size_t bytes) const override { return ZSTD_compressBound(bytes); }
     std::size_t compress(const std::byte* in, std::size_t bytes, std::byte* out) override {

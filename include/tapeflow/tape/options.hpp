@@ -70,8 +70,10 @@ struct tape_options {
     std::shared_ptr<spill_io> io;
     /// Compression of spilled tiles, e.g. std::make_shared<zstd_codec>()
     /// from tapeflow/stream/zstd_codec.hpp (opt-in, needs libzstd). Empty:
-    /// tiles are spilled as they are. Its buffer counts toward the budget.
-    std::shared_ptr<tile_codec> codec;
+    /// tiles are spilled as they are. A prototype: each tape compresses with
+    /// its own clone(), so these options (and this codec) may be shared by
+    /// tapes on any threads. Its buffer counts toward the budget.
+    std::shared_ptr<const tile_codec> codec;
     /// Told of every movement of tape data (hw/observer.hpp), e.g. a
     /// tapeflow::hardware_model (hw/hardware_model.hpp) that counts bytes
     /// and energy per memory level. Empty: nothing is told (no cost).
