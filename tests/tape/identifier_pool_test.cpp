@@ -16,7 +16,7 @@ TEST_CASE("identifiers start at 1 and are reused last-in first-out") {
     CHECK(pool.acquire() == b);
     CHECK(pool.acquire() == 4);
     CHECK(pool.capacity() == 5);
-    CHECK(pool.peak_live() == 4);
+    CHECK(pool.highest() == 4);
 }
 
 TEST_CASE("many short-lived identifiers keep the capacity at the peak of live ones") {
@@ -28,7 +28,7 @@ TEST_CASE("many short-lived identifiers keep the capacity at the peak of live on
         pool.release(y);
     }
     CHECK(pool.capacity() == 3);
-    CHECK(pool.peak_live() == 2);
+    CHECK(pool.highest() == 2);
     CHECK(pool.live() == 0);
 }
 
@@ -42,4 +42,34 @@ TEST_CASE("inputs and outputs never get an identifier that a record on the tape 
     pool.release(a);
     pool.tape_emptied();    // reset: no records any more
     CHECK(pool.acquire_unused() == a);
+}
+
+TEST_CASE("an identifier given back twice is ignored past the room of the used list, never written beyond it") {
+    tapeflow::identifier_pool pool;
+    const auto a = pool.acquire();
+    const auto b = pool.acquire();
+    pool.release(a);
+    pool.release(b);
+    for (int i = 0; i < 1000; ++i) pool.release(a);  // misuse: ASan would see an overrun
+    CHECK(pool.live() == 0);
+    CHECK(pool.acquire() == b);
+    CHECK(pool.acquire() == a);
+    CHECK(pool.live() == 2);
+}
+
+TEST_CASE("highest() exceeds the most identifiers held at once when inputs need unused identifiers") {
+    tapeflow::identifier_pool pool;
+    // three statement lhs, freed while their records are on the tape
+    const auto a = pool.acquire(), b = pool.acquire(), c = pool.acquire();
+    pool.release(a);
+    pool.release(b);
+    pool.release(c);
+    // two inputs: the free identifiers are lhs of records, so new ones are minted
+    const auto x = pool.acquire_unused();
+    const auto y = pool.acquire_unused();
+    CHECK(x == 4);
+    CHECK(y == 5);
+    CHECK(pool.live() == 2);      // never more than 3 held at once
+    CHECK(pool.highest() == 5);   // but the adjoint vector needs 5 + 1
+    CHECK(pool.capacity() == 6);
 }

@@ -62,8 +62,12 @@ public:
     }
 
     /// Gives `id` back; the caller must own it. Never allocates: the used
-    /// list has room for every identifier ever minted.
-    TAPEFLOW_ALWAYS_INLINE void release(identifier id) noexcept { used_[used_size_++] = id; }
+    /// list has room for every identifier ever minted. A release beyond that
+    /// (an identifier given back twice) is ignored rather than written past
+    /// the list: it costs one predictable branch.
+    TAPEFLOW_ALWAYS_INLINE void release(identifier id) noexcept {
+        if (TAPEFLOW_LIKELY(used_size_ < highest_)) used_[used_size_++] = id;
+    }
 
     /// The tape no longer holds records: every free identifier is unused.
     void tape_emptied() {
@@ -74,10 +78,16 @@ public:
     /// One past the largest identifier ever handed out: the adjoint vector size.
     std::size_t capacity() const noexcept { return std::size_t(highest_) + 1; }
     /// Identifiers currently held by variables.
-    std::size_t live() const noexcept { return highest_ - used_size_ - unused_.size(); }
-    /// Most identifiers held at once. A new identifier is minted only when
-    /// none is free, i.e. when all are held, so this is the highest one.
-    std::size_t peak_live() const noexcept { return highest_; }
+    std::size_t live() const noexcept {
+        const std::size_t free = used_size_ + unused_.size();
+        return free < highest_ ? highest_ - free : 0;
+    }
+    /// The highest identifier handed out: the adjoint vector holds this many
+    /// adjoints (plus the passive one). It is at least the most identifiers
+    /// held at once, and more when inputs or outputs needed an identifier no
+    /// record assigns while the only free ones were such lhs (acquire_unused
+    /// mints then): 154 against 104 held at once in one measured program.
+    std::size_t highest() const noexcept { return highest_; }
 
 private:
     TAPEFLOW_COLD identifier mint() {

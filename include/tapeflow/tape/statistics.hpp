@@ -17,7 +17,7 @@ struct tape_statistics {
     std::size_t allocated_bytes = 0;     ///< tile memory held, in use or spare
     std::size_t regions = 0;             ///< regions opened (not counting the implicit one)
     std::size_t live_identifiers = 0;    ///< identifiers held by variables now
-    std::size_t peak_identifiers = 0;    ///< most identifiers held at once
+    std::size_t peak_identifiers = 0;    ///< highest identifier handed out (adjoint vector length), >= most held at once
     std::size_t adjoint_bytes = 0;       ///< size of the adjoint vector
     std::size_t externals = 0;           ///< external entries (custom adjoints), counted in statements
     std::size_t external_bytes = 0;      ///< memory they hold (identifiers, captured data)

@@ -366,7 +366,7 @@ public:
         s.allocated_bytes = stream_.allocated_bytes();
         s.regions = regions_.size();
         s.live_identifiers = ids_.live();
-        s.peak_identifiers = ids_.peak_live();
+        s.peak_identifiers = ids_.highest();
         s.adjoint_bytes = adjoints_.capacity() * sizeof(Scalar);
         s.externals = externals_.size();
         for (const auto& e : externals_) s.external_bytes += e->bytes();
