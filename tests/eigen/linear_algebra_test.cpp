@@ -2,10 +2,10 @@
 // (tapeflow/eigen/linear_algebra.hpp): tapeflow::dot / squared_norm / norm
 // and the solves of tapeflow::llt / ldlt / partial_piv_lu / householder_qr.
 // References: the same computation through Eigen's own code on Real
-// (a.dot(b), A.llt().solve(b), ...), which is taped per scalar - this file
-// includes linear_algebra.hpp without products.hpp, so not even Eigen's
-// inner products become entries - to 1e-12 (reductions) and 1e-10 (solves),
-// and central differences of the code on double.
+// (a.dot(b), A.llt().solve(b), ...), which is taped per scalar except for
+// the dynamic-size products inside Eigen's algorithms (one entry each, as
+// with every tapeflow Eigen header), to 1e-12 (reductions) and 1e-10
+// (solves), and central differences of the code on double.
 //
 // Eigen's run-time checks are on in this file and throw (as in Eigen's own
 // test suite): a precondition the header lets through to Eigen fails a test
@@ -423,7 +423,9 @@ void check_solve(const solve_case& c, const std::vector<double>& x) {
     const taped got = record(tape, x, solve_objective(c, true));
     const taped want = record(tape, x, solve_objective(c, false));
     CHECK(got.statistics.externals == 1);
-    CHECK(want.statistics.externals == 0);
+    // the reference is Eigen's factorization taped per scalar (its products
+    // are entries of their own): more statements than the one-entry solve
+    CHECK(want.statistics.statements > got.statistics.statements);
     CHECK(tapeflow_test::close(got.value, want.value, 1e-10));
     EIGEN_TEST_CHECK_GRADIENTS(got.gradient, want.gradient, 1e-10);
     eigen_test::check_finite_differences(solve_objective(c, false), x, got.gradient, 40, 1e-6);
