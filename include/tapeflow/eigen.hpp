@@ -6,10 +6,13 @@
 // What you get:
 //   eigen/num_traits.hpp   Matrix<Real, ...> of any size; mixed Real/double
 //                          expressions; array() functions; reductions;
-//                          Eigen's decompositions on Real (taped per scalar).
-//   eigen/products.hpp     every dynamic-size product (Real x Real,
-//                          Real x double, double x Real) taped as ONE entry
-//                          with a matrix-product reverse rule.
+//                          Eigen's decompositions on Real (taped per scalar);
+//                          and, as parts of it (eigen/detail/):
+//                            every dynamic-size product (Real x Real,
+//                            Real x double, double x Real) taped as ONE entry
+//                            with a matrix-product reverse rule;
+//                            computed coefficients moved, not copied, into
+//                            their destination.
 //   eigen/linear_algebra.hpp  tapeflow::dot / squared_norm / norm as one
 //                          entry; tapeflow::llt / ldlt / partial_piv_lu /
 //                          householder_qr: solves taped as one entry whose
@@ -17,10 +20,12 @@
 //   eigen/variables.hpp    tapeflow::register_inputs(tape, A) and
 //                          tapeflow::adjoints(tape, A): a matrix's elements
 //                          as inputs, their adjoints as a double matrix.
+// Every tapeflow Eigen header (these, and eigen/products.hpp,
+// eigen/assignment.hpp) includes num_traits.hpp, so whichever one a
+// translation unit includes, Eigen compiles the same code for Real.
 // docs/eigen.md explains which path a piece of Eigen code takes.
 #pragma once
 
 #include "eigen/num_traits.hpp"
 #include "eigen/linear_algebra.hpp"
-#include "eigen/products.hpp"
 #include "eigen/variables.hpp"

@@ -510,6 +510,44 @@ TEST_CASE("Real x double and double x Real products, matrix-matrix and matrix-ve
     }
 }
 
+TEST_CASE("D A + A D + M D with M a Map over the inputs from the second one (the gradient driver)") {
+    // The program of issue 17, failure 5 (reported wrong by 8.7e8 at -O3
+    // -DNDEBUG only): x holds 1 + n^2 inputs, A(i, j) = x[i + j n] (a Real
+    // matrix, copies), M(i, j) = x[1 + i + j n] (a Map<const> over the inputs
+    // themselves, so A and M overlap shifted by one), D a MatrixXd:
+    //   f = |C|^2,  C = D A + A D + M D  (three products summed in one
+    //   assignment: Eigen evaluates C = D A, C += A D, C += M D)
+    //   df/dA = D^T W + W D^T,  df/dM = W D^T,  W = 2 C.
+    // Sizes on both sides of Eigen's coefficient-based threshold (n <= 6
+    // is taped per scalar, n >= 7 is three entries) and several kernel blocks.
+    const Index n = GENERATE(Index(3), Index(6), Index(7), Index(20), Index(41), Index(97));
+    INFO("n = " << n);
+    const MatrixX<double> d = eigen_test::random_matrix(n, n, 221);
+    auto f = [&](const auto& x) {
+        using T = SCALAR_OF(x);
+        const Eigen::Map<const MatrixX<T>> m(x.data() + 1, n, n);
+        const MatrixX<T> a = Eigen::Map<const MatrixX<T>>(x.data(), n, n);
+        const MatrixX<T> c = d * a + a * d + m * d;
+        return T(c.squaredNorm());
+    };
+    const std::vector<double> x = uniform(std::size_t(1 + n * n), 222);
+    for (int run = 0; run < 2; ++run) {  // the second takes the tape's pooled buffers
+        const std::vector<double> g = tapeflow::gradient([&](const std::vector<Real>& v) { return f(v); }, x);
+        if (n >= 7) CHECK(tapeflow::tape::active().statistics().externals == 3);
+
+        const Eigen::Map<const MatrixX<double>> a(x.data(), n, n), m(x.data() + 1, n, n);
+        const MatrixX<double> w = 2.0 * (d * a + a * d + m * d);
+        const MatrixX<double> a_bar = d.transpose() * w + w * d.transpose(), m_bar = w * d.transpose();
+        std::vector<double> want(x.size(), 0.0);
+        for (Index k = 0; k < n * n; ++k) {
+            want[std::size_t(k)] += a_bar(k % n, k / n);
+            want[std::size_t(k + 1)] += m_bar(k % n, k / n);
+        }
+        EIGEN_TEST_CHECK_GRADIENTS(g, want, 1e-12);
+        eigen_test::check_finite_differences(f, x, g);
+    }
+}
+
 // ---- tape size -------------------------------------------------------------------
 
 namespace {

@@ -26,6 +26,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -117,14 +118,21 @@ struct is_householder_qr<Eigen::HouseholderQR<M>> : std::true_type {};
 
 }  // namespace detail
 
-/// a . b as one tape entry. a and b: vectors (or matrices, summed elementwise)
-/// of Real or double, of equal size.
+/// a . b as one tape entry. a and b: of Real or double, either two vectors
+/// of one length, each a row or a column (as Eigen's a.dot(b) takes them), or
+/// two matrices of one shape (summed elementwise).
+/// \throws usage_error for operands of different lengths or shapes.
 template <class DA, class DB>
 basic_real<detail::eigen_scalar_t<DA>> dot(const Eigen::MatrixBase<DA>& a, const Eigen::MatrixBase<DB>& b) {
     using S = detail::eigen_scalar_t<DA>;
     static_assert(std::is_same_v<S, detail::eigen_scalar_t<DB>>, "tapeflow::dot: operands of different precisions");
-    if (a.rows() != b.rows() || a.cols() != b.cols())
-        throw usage_error("tapeflow::dot: operands of different sizes");
+    // A row and a column are both vectors: their elements pair up in order,
+    // which is also the column-major order the entry reads them in.
+    const bool vectors = (a.rows() == 1 || a.cols() == 1) && (b.rows() == 1 || b.cols() == 1);
+    if (vectors ? a.size() != b.size() : a.rows() != b.rows() || a.cols() != b.cols())
+        throw usage_error("tapeflow::dot: operands of different sizes (" + std::to_string(a.rows()) + " x " +
+                          std::to_string(a.cols()) + " and " + std::to_string(b.rows()) + " x " +
+                          std::to_string(b.cols()) + ")");
     const auto& ae = detail::evaluated(a.derived());
     const auto& be = detail::evaluated(b.derived());
     basic_real<S> y;
@@ -132,7 +140,7 @@ basic_real<detail::eigen_scalar_t<DA>> dot(const Eigen::MatrixBase<DA>& a, const
     auto av = detail::inputs_and_values(op, ae);
     const std::size_t b_at = op.inputs();
     auto bv = detail::inputs_and_values(op, be);
-    op.add_output(y, (av.array() * bv.array()).sum());
+    op.add_output(y, (av.reshaped().array() * bv.reshaped().array()).sum());  // a row and a column too
     constexpr bool a_real = detail::is_real<typename DA::Scalar>::value;
     constexpr bool b_real = detail::is_real<typename DB::Scalar>::value;
     if (!b_real) av.resize(0, 0);
