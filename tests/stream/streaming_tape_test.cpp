@@ -270,7 +270,8 @@ TEST_CASE("recording more after a sweep, then sweeping again") {
         t.set_adjoint(mid, 1.0);
         t.sweep();  // seals the open tile of a streaming tape
         const double first = t.adjoint(x);
-        t.start_recording();  // and the tape goes on
+        t.reset(t.get_position());  // keep the swept recording, record on from its end
+        t.start_recording();        // and the tape goes on
         for (int i = 0; i < 3000; ++i) y = y * 1.0001 + 0.01 * cos(y + x);
         t.register_output(y);
         t.stop_recording();
@@ -488,6 +489,7 @@ TEST_CASE("a progress callback that throws while sweeping: recording can go on s
         t.sweep();
     }
     io->read_delay_us = 0;
+    t.reset(t.get_position());  // record on from the end of the swept recording
     t.start_recording();
     for (int i = 0; i < 400; ++i) {  // other partials: stale records would show
         y = y * 1.001 + cos(x) * 0.02;
