@@ -53,7 +53,7 @@ public:
     constexpr basic_real(T value) noexcept : value_(static_cast<Scalar>(value)) {}
     /// Evaluates `e`; records one statement when the active tape is recording.
     template <class E, std::enable_if_t<detail::is_expression_v<E> && !detail::is_real<E>::value, int> = 0>
-    basic_real(const E& e) {
+    TAPEFLOW_ALWAYS_INLINE basic_real(const E& e) {
         assign(e);
     }
     /// Copies the value; records `this = other` when recording (new identifier).
@@ -81,7 +81,7 @@ public:
         return *this;
     }
     template <class E, std::enable_if_t<detail::is_expression_v<E> && !detail::is_real<E>::value, int> = 0>
-    basic_real& operator=(const E& e) {
+    TAPEFLOW_ALWAYS_INLINE basic_real& operator=(const E& e) {
         assign(e);
         return *this;
     }
