@@ -86,27 +86,33 @@ struct passive_expr : expression<passive_expr<S>> {
     constexpr void push(Sink&, S) const noexcept {}
 };
 
+// The make_ functions receive the operand types as the operators deduced
+// them for their forwarding references (T& for an lvalue), to reject named
+// expressions (check_not_named), and the operands by const reference.
 template <class Op, class A>
-constexpr auto make_unary(const A& a) {
-    using S = typename A::scalar_type;
-    return unary_expr<Op, captured_t<S, A>>(capture<S>(a));
+constexpr auto make_unary(const bare_t<A>& a) {
+    check_not_named<A>();
+    using S = typename bare_t<A>::scalar_type;
+    return unary_expr<Op, captured_t<S, bare_t<A>>>(capture<S>(a));
 }
 
 template <class Op, class A, class B>
-constexpr auto make_binary(const A& a, const B& b) {
-    using S = scalar_of_t<A, B>;
-    static_assert(same_scalar_v<S, A, B>,
+constexpr auto make_binary(const bare_t<A>& a, const bare_t<B>& b) {
+    check_not_named<A, B>();
+    using S = scalar_of_t<bare_t<A>, bare_t<B>>;
+    static_assert(same_scalar_v<S, bare_t<A>, bare_t<B>>,
                   "tapeflow: operands have different scalar types (e.g. basic_real<float> "
                   "and basic_real<double>); convert one of them explicitly");
-    return binary_expr<Op, captured_t<S, A>, captured_t<S, B>>(capture<S>(a), capture<S>(b));
+    return binary_expr<Op, captured_t<S, bare_t<A>>, captured_t<S, bare_t<B>>>(capture<S>(a), capture<S>(b));
 }
 
 template <class Op, class A, class B, class C>
-constexpr auto make_ternary(const A& a, const B& b, const C& c) {
-    using S = scalar_of_t<A, B, C>;
-    static_assert(same_scalar_v<S, A, B, C>,
+constexpr auto make_ternary(const bare_t<A>& a, const bare_t<B>& b, const bare_t<C>& c) {
+    check_not_named<A, B, C>();
+    using S = scalar_of_t<bare_t<A>, bare_t<B>, bare_t<C>>;
+    static_assert(same_scalar_v<S, bare_t<A>, bare_t<B>, bare_t<C>>,
                   "tapeflow: operands have different scalar types; convert one explicitly");
-    return ternary_expr<Op, captured_t<S, A>, captured_t<S, B>, captured_t<S, C>>(
+    return ternary_expr<Op, captured_t<S, bare_t<A>>, captured_t<S, bare_t<B>>, captured_t<S, bare_t<C>>>(
         capture<S>(a), capture<S>(b), capture<S>(c));
 }
 
