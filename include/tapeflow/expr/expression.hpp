@@ -124,6 +124,7 @@ template <class S>
 struct active_leaf {
     using scalar_type = S;
     static constexpr std::size_t leaf_count = 1;
+    static constexpr std::size_t depth = 0;
     S v;
     identifier id;
 
@@ -152,6 +153,7 @@ template <class S>
 struct passive_leaf {
     using scalar_type = S;
     static constexpr std::size_t leaf_count = 0;
+    static constexpr std::size_t depth = 0;
     S v;
 
     constexpr S value() const noexcept { return v; }

@@ -12,10 +12,24 @@
 namespace tapeflow {
 namespace detail {
 
+/// Checked in each node type as it is built (which also computes depth and
+/// leaf_count level by level, not recursively at the root): fires once, at
+/// the node one level too deep.
+template <std::size_t Depth>
+constexpr bool depth_ok() noexcept {
+    static_assert(Depth != max_expression_depth + 1,
+                  "tapeflow: an expression nests more than max_expression_depth (800) operations "
+                  "deep; split it into several statements (e.g. sum the terms in a loop, or in "
+                  "parts of a few hundred terms)");
+    return true;
+}
+
 template <class Op, class A>
 struct unary_expr : expression<unary_expr<Op, A>> {
     using scalar_type = typename A::scalar_type;
     static constexpr std::size_t leaf_count = A::leaf_count;
+    static constexpr std::size_t depth = A::depth + 1;
+    static_assert(depth_ok<depth>() && leaf_count == A::leaf_count);
 
     A a;
     scalar_type v;
@@ -33,6 +47,8 @@ template <class Op, class A, class B>
 struct binary_expr : expression<binary_expr<Op, A, B>> {
     using scalar_type = typename A::scalar_type;
     static constexpr std::size_t leaf_count = A::leaf_count + B::leaf_count;
+    static constexpr std::size_t depth = (A::depth > B::depth ? A::depth : B::depth) + 1;
+    static_assert(depth_ok<depth>() && leaf_count == A::leaf_count + B::leaf_count);
 
     A a;
     B b;
@@ -53,6 +69,10 @@ template <class Op, class A, class B, class C>
 struct ternary_expr : expression<ternary_expr<Op, A, B, C>> {
     using scalar_type = typename A::scalar_type;
     static constexpr std::size_t leaf_count = A::leaf_count + B::leaf_count + C::leaf_count;
+    static constexpr std::size_t depth =
+        (A::depth > B::depth ? (A::depth > C::depth ? A::depth : C::depth)
+                             : (B::depth > C::depth ? B::depth : C::depth)) + 1;
+    static_assert(depth_ok<depth>() && leaf_count == A::leaf_count + B::leaf_count + C::leaf_count);
 
     A a;
     B b;
@@ -78,6 +98,7 @@ template <class S>
 struct passive_expr : expression<passive_expr<S>> {
     using scalar_type = S;
     static constexpr std::size_t leaf_count = 0;
+    static constexpr std::size_t depth = 0;
     S v;
 
     constexpr explicit passive_expr(S v_) : v(v_) {}
