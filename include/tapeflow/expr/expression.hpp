@@ -78,10 +78,16 @@ using bare_t = std::remove_cv_t<std::remove_reference_t<T>>;
 template <class... Ts>
 using enable_t = std::enable_if_t<enables_v<bare_t<Ts>...>, int>;
 
-/// T (as deduced for a forwarding reference) is a named expression: an
-/// lvalue of a tree type (not a Real, not a number).
+/// T (as deduced for a forwarding reference) is a named expression: a
+/// non-const lvalue of a tree type (not a Real, not a number), which is what
+/// `auto e = a * b;` declares. A const lvalue is let through: that is how
+/// function templates receive an expression of their caller's statement
+/// (`template <class T> auto sq(const T& t) { return t * t; }`, Eigen's
+/// scalar operations), which is alive and current; `const auto e = ...` is
+/// therefore not caught.
 template <class T>
-inline constexpr bool named_node_v = std::is_lvalue_reference_v<T> && is_node_v<bare_t<T>>;
+inline constexpr bool named_node_v =
+    std::is_lvalue_reference_v<T> && !std::is_const_v<std::remove_reference_t<T>> && is_node_v<bare_t<T>>;
 
 /// An expression is a snapshot of the values and identifiers of its operands
 /// taken when it is built. Kept in a variable (`auto e = a * b;`) and used
