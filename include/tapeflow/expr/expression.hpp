@@ -19,10 +19,9 @@
 // (value, identifier) snapshot, a number as a passive leaf, a sub-expression
 // as itself. An expression therefore never dangles (a function may return
 // one), but it is a snapshot, stale once an operand changes. So it is used
-// in the statement that builds it: operators, functions and Real's
-// constructor and assignment take expressions as rvalues only, and an
-// expression kept in a variable (`auto e = a * b;`) does not compile as an
-// operand or a source of a Real (check_not_named below).
+// in the statement that builds it: an expression kept in a variable
+// (`auto e = a * b;`) does not compile as an operand or as the source of a
+// Real (check_not_named below; const ones are let through, see there).
 #pragma once
 
 #include <cstddef>
