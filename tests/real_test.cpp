@@ -242,3 +242,33 @@ TEST_CASE("a Real that outlives its tape: reading and destroying it touch no tap
         CHECK(d.statistics().live_identifiers == live);
     }
 }
+
+namespace {
+// Generic code receives an expression of its caller's statement by const
+// reference (as Eigen does with a scalar): allowed, and it is current.
+template <class T>
+auto square(const T& t) {
+    return t * t;
+}
+template <class T>
+Real to_real(const T& t) {
+    return t;
+}
+// A generic lambda may return an expression: nodes hold operands by value.
+const auto affine = [](const auto& a, const auto& b) { return a * b + a; };
+}  // namespace
+
+TEST_CASE("expressions through function templates and generic lambdas (the rule is only against auto e = ...)") {
+    recording r;
+    Real a = 2.0, b = 3.0;
+    r.tape.register_input(a);
+    r.tape.register_input(b);
+    Real y = square(a * b) + to_real(a * b) + affine(a, b);  // 36 + 6 + 8
+    r.tape.register_output(y);
+    r.tape.stop_recording();
+    r.tape.set_adjoint(y, 1.0);
+    r.tape.sweep();
+    CHECK(y.value() == 50.0);
+    CHECK(r.tape.adjoint(a) == 2 * 6.0 * 3 + 3 + (3 + 1));  // d/da (ab)^2 + ab + ab + a
+    CHECK(r.tape.adjoint(b) == 2 * 6.0 * 2 + 2 + 2);
+}

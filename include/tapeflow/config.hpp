@@ -63,6 +63,11 @@ inline constexpr std::size_t default_streaming_tile_bytes = TAPEFLOW_STREAMING_T
 inline constexpr std::size_t min_tile_bytes = 1024;
 /// Statements with at most this many active operands get duplicates merged.
 inline constexpr std::size_t merge_limit = TAPEFLOW_MERGE_LIMIT;
+/// Deepest expression (nested operations) one statement may be: a sum of N
+/// terms written out is N - 1 deep. Recording walks the tree with one nested
+/// template per level and compilers stop at a nesting of 900 (GCC) or 1024
+/// (Clang) by default; past this limit a static_assert says so instead.
+inline constexpr std::size_t max_expression_depth = 800;
 /// Whether the (slow) per-statement debug checks are compiled in.
 inline constexpr bool debug_checks = TAPEFLOW_DEBUG_CHECKS != 0;
 /// Whether tapes call tape_options::observer (the hardware-model hook).

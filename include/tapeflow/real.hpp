@@ -27,6 +27,7 @@
 
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "expr/binary_operators.hpp"
 #include "expr/expression.hpp"
@@ -52,8 +53,10 @@ public:
     template <class T, std::enable_if_t<detail::is_passive_v<T>, int> = 0>
     constexpr basic_real(T value) noexcept : value_(static_cast<Scalar>(value)) {}
     /// Evaluates `e`; records one statement when the active tape is recording.
-    template <class E, std::enable_if_t<detail::is_expression_v<E> && !detail::is_real<E>::value, int> = 0>
-    basic_real(const E& e) {
+    /// `e` must be an rvalue: a named expression is rejected (see detail::check_not_named).
+    template <class E, std::enable_if_t<detail::is_node_v<detail::bare_t<E>>, int> = 0>
+    TAPEFLOW_ALWAYS_INLINE basic_real(E&& e) {
+        detail::check_not_named<E>();
         assign(e);
     }
     /// Copies the value; records `this = other` when recording (new identifier).
@@ -80,8 +83,9 @@ public:
         }
         return *this;
     }
-    template <class E, std::enable_if_t<detail::is_expression_v<E> && !detail::is_real<E>::value, int> = 0>
-    basic_real& operator=(const E& e) {
+    template <class E, std::enable_if_t<detail::is_node_v<detail::bare_t<E>>, int> = 0>
+    TAPEFLOW_ALWAYS_INLINE basic_real& operator=(E&& e) {
+        detail::check_not_named<E>();
         assign(e);
         return *this;
     }
@@ -94,14 +98,14 @@ public:
     }
 
     // Compound assignment with an expression or a number: one record each.
-    template <class T, std::enable_if_t<detail::is_operand_v<T>, int> = 0>
-    basic_real& operator+=(const T& x) { return *this = *this + x; }
-    template <class T, std::enable_if_t<detail::is_operand_v<T>, int> = 0>
-    basic_real& operator-=(const T& x) { return *this = *this - x; }
-    template <class T, std::enable_if_t<detail::is_operand_v<T>, int> = 0>
-    basic_real& operator*=(const T& x) { return *this = *this * x; }
-    template <class T, std::enable_if_t<detail::is_operand_v<T>, int> = 0>
-    basic_real& operator/=(const T& x) { return *this = *this / x; }
+    template <class T, std::enable_if_t<detail::is_operand_v<detail::bare_t<T>>, int> = 0>
+    basic_real& operator+=(T&& x) { return *this = *this + std::forward<T>(x); }
+    template <class T, std::enable_if_t<detail::is_operand_v<detail::bare_t<T>>, int> = 0>
+    basic_real& operator-=(T&& x) { return *this = *this - std::forward<T>(x); }
+    template <class T, std::enable_if_t<detail::is_operand_v<detail::bare_t<T>>, int> = 0>
+    basic_real& operator*=(T&& x) { return *this = *this * std::forward<T>(x); }
+    template <class T, std::enable_if_t<detail::is_operand_v<detail::bare_t<T>>, int> = 0>
+    basic_real& operator/=(T&& x) { return *this = *this / std::forward<T>(x); }
 
     basic_real& operator++() { return *this += 1; }
     basic_real& operator--() { return *this -= 1; }

@@ -87,24 +87,24 @@ struct copysign_op {
 // pow covers Real^Real, Real^double, double^Real and Real^int (the int is
 // converted to the scalar type exactly; d/da = n a^(n-1)).
 template <class A, class B, detail::enable_t<A, B> = 0>
-auto pow(const A& a, const B& b) { return detail::make_binary<detail::pow_op>(a, b); }
+auto pow(A&& a, B&& b) { return detail::make_binary<detail::pow_op, A, B>(a, b); }
 template <class A, class B, detail::enable_t<A, B> = 0>
-auto atan2(const A& y, const B& x) { return detail::make_binary<detail::atan2_op>(y, x); }
+auto atan2(A&& y, B&& x) { return detail::make_binary<detail::atan2_op, A, B>(y, x); }
 template <class A, class B, detail::enable_t<A, B> = 0>
-auto hypot(const A& a, const B& b) { return detail::make_binary<detail::hypot_op>(a, b); }
+auto hypot(A&& a, B&& b) { return detail::make_binary<detail::hypot_op, A, B>(a, b); }
 template <class A, class B, class C, detail::enable_t<A, B, C> = 0>
-auto hypot(const A& a, const B& b, const C& c) { return detail::make_ternary<detail::hypot3_op>(a, b, c); }
+auto hypot(A&& a, B&& b, C&& c) { return detail::make_ternary<detail::hypot3_op, A, B, C>(a, b, c); }
 template <class A, class B, detail::enable_t<A, B> = 0>
-auto fmin(const A& a, const B& b) { return detail::make_binary<detail::fmin_op>(a, b); }
+auto fmin(A&& a, B&& b) { return detail::make_binary<detail::fmin_op, A, B>(a, b); }
 template <class A, class B, detail::enable_t<A, B> = 0>
-auto fmax(const A& a, const B& b) { return detail::make_binary<detail::fmax_op>(a, b); }
+auto fmax(A&& a, B&& b) { return detail::make_binary<detail::fmax_op, A, B>(a, b); }
 template <class A, class B, detail::enable_t<A, B> = 0>
-auto min(const A& a, const B& b) { return detail::make_binary<detail::min_op>(a, b); }
+auto min(A&& a, B&& b) { return detail::make_binary<detail::min_op, A, B>(a, b); }
 template <class A, class B, detail::enable_t<A, B> = 0>
-auto max(const A& a, const B& b) { return detail::make_binary<detail::max_op>(a, b); }
+auto max(A&& a, B&& b) { return detail::make_binary<detail::max_op, A, B>(a, b); }
 template <class A, class B, detail::enable_t<A, B> = 0>
-auto fmod(const A& a, const B& b) { return detail::make_binary<detail::fmod_op>(a, b); }
+auto fmod(A&& a, B&& b) { return detail::make_binary<detail::fmod_op, A, B>(a, b); }
 template <class A, class B, detail::enable_t<A, B> = 0>
-auto copysign(const A& a, const B& b) { return detail::make_binary<detail::copysign_op>(a, b); }
+auto copysign(A&& a, B&& b) { return detail::make_binary<detail::copysign_op, A, B>(a, b); }
 
 }  // namespace tapeflow

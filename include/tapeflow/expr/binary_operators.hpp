@@ -35,12 +35,12 @@ struct divide_op {
 }  // namespace detail
 
 template <class A, class B, detail::enable_t<A, B> = 0>
-constexpr auto operator+(const A& a, const B& b) { return detail::make_binary<detail::add_op>(a, b); }
+constexpr auto operator+(A&& a, B&& b) { return detail::make_binary<detail::add_op, A, B>(a, b); }
 template <class A, class B, detail::enable_t<A, B> = 0>
-constexpr auto operator-(const A& a, const B& b) { return detail::make_binary<detail::subtract_op>(a, b); }
+constexpr auto operator-(A&& a, B&& b) { return detail::make_binary<detail::subtract_op, A, B>(a, b); }
 template <class A, class B, detail::enable_t<A, B> = 0>
-constexpr auto operator*(const A& a, const B& b) { return detail::make_binary<detail::multiply_op>(a, b); }
+constexpr auto operator*(A&& a, B&& b) { return detail::make_binary<detail::multiply_op, A, B>(a, b); }
 template <class A, class B, detail::enable_t<A, B> = 0>
-constexpr auto operator/(const A& a, const B& b) { return detail::make_binary<detail::divide_op>(a, b); }
+constexpr auto operator/(A&& a, B&& b) { return detail::make_binary<detail::divide_op, A, B>(a, b); }
 
 }  // namespace tapeflow

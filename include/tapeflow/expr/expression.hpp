@@ -17,8 +17,11 @@
 //
 // Nodes hold their operands BY VALUE: a Real operand is captured as a
 // (value, identifier) snapshot, a number as a passive leaf, a sub-expression
-// as itself. An expression therefore never dangles, but it is a snapshot:
-// convert it to a Real right away rather than keeping it in an `auto`.
+// as itself. An expression therefore never dangles (a function may return
+// one), but it is a snapshot, stale once an operand changes. So it is used
+// in the statement that builds it: an expression kept in a variable
+// (`auto e = a * b;`) does not compile as an operand or as the source of a
+// Real (check_not_named below; const ones are let through, see there).
 #pragma once
 
 #include <cstddef>
@@ -51,6 +54,10 @@ struct is_real<basic_real<S>> : std::true_type {};
 template <class T>
 inline constexpr bool is_expression_v = std::is_base_of_v<expression<T>, T>;
 
+/// A tree of operations (or a leaf captured in one): an expression that is not a Real.
+template <class T>
+inline constexpr bool is_node_v = is_expression_v<T> && !is_real<T>::value;
+
 /// A plain number that may stand beside an expression (int, double, ...).
 template <class T>
 inline constexpr bool is_passive_v = std::is_arithmetic_v<T> && !std::is_same_v<T, bool>;
@@ -63,8 +70,38 @@ inline constexpr bool is_operand_v = is_expression_v<T> || is_passive_v<T>;
 template <class... Ts>
 inline constexpr bool enables_v = (is_operand_v<Ts> && ...) && (is_expression_v<Ts> || ...);
 
+/// T without reference and const: operators take forwarding references.
+template <class T>
+using bare_t = std::remove_cv_t<std::remove_reference_t<T>>;
+
 template <class... Ts>
-using enable_t = std::enable_if_t<enables_v<Ts...>, int>;
+using enable_t = std::enable_if_t<enables_v<bare_t<Ts>...>, int>;
+
+/// T (as deduced for a forwarding reference) is a named expression: a
+/// non-const lvalue of a tree type (not a Real, not a number), which is what
+/// `auto e = a * b;` declares. A const lvalue is let through: that is how
+/// function templates receive an expression of their caller's statement
+/// (`template <class T> auto sq(const T& t) { return t * t; }`, Eigen's
+/// scalar operations), which is alive and current; `const auto e = ...` is
+/// therefore not caught.
+template <class T>
+inline constexpr bool named_node_v =
+    std::is_lvalue_reference_v<T> && !std::is_const_v<std::remove_reference_t<T>> && is_node_v<bare_t<T>>;
+
+/// An expression is a snapshot of the values and identifiers of its operands
+/// taken when it is built. Kept in a variable (`auto e = a * b;`) and used
+/// after an operand changed, it would give the old value and an identifier
+/// that may belong to another variable by then: a wrong derivative. So an
+/// expression can only be used in the statement that builds it: operators,
+/// functions and Real's constructor and assignment reject named ones.
+template <class... Ts>
+constexpr void check_not_named() noexcept {
+    static_assert(!(named_node_v<Ts> || ...),
+                  "tapeflow: an expression kept in a variable (e.g. `auto e = a * b;`) cannot be "
+                  "used: it is a snapshot of its operands, stale once one of them changes. Declare "
+                  "the variable as a Real (`Real e = a * b;`), or write the expression where it "
+                  "is used");
+}
 
 /// Scalar type of the first expression among Ts.
 template <class T>
@@ -92,6 +129,7 @@ template <class S>
 struct active_leaf {
     using scalar_type = S;
     static constexpr std::size_t leaf_count = 1;
+    static constexpr std::size_t depth = 0;
     S v;
     identifier id;
 
@@ -120,6 +158,7 @@ template <class S>
 struct passive_leaf {
     using scalar_type = S;
     static constexpr std::size_t leaf_count = 0;
+    static constexpr std::size_t depth = 0;
     S v;
 
     constexpr S value() const noexcept { return v; }
@@ -140,7 +179,7 @@ constexpr auto capture(const T& x) noexcept {
         return x;
 }
 template <class S, class T>
-using captured_t = decltype(capture<S>(std::declval<const T&>()));
+using captured_t = std::remove_cv_t<std::remove_reference_t<decltype(capture<S>(std::declval<const T&>()))>>;
 
 /// Value of an operand, whether expression or number.
 template <class T>

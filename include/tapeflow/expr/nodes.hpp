@@ -12,10 +12,24 @@
 namespace tapeflow {
 namespace detail {
 
+/// Checked in each node type as it is built (which also computes depth and
+/// leaf_count level by level, not recursively at the root): fires once, at
+/// the node one level too deep.
+template <std::size_t Depth>
+constexpr bool depth_ok() noexcept {
+    static_assert(Depth != max_expression_depth + 1,
+                  "tapeflow: an expression nests more than max_expression_depth (800) operations "
+                  "deep; split it into several statements (e.g. sum the terms in a loop, or in "
+                  "parts of a few hundred terms)");
+    return true;
+}
+
 template <class Op, class A>
 struct unary_expr : expression<unary_expr<Op, A>> {
     using scalar_type = typename A::scalar_type;
     static constexpr std::size_t leaf_count = A::leaf_count;
+    static constexpr std::size_t depth = A::depth + 1;
+    static_assert(depth_ok<depth>() && leaf_count == A::leaf_count);
 
     A a;
     scalar_type v;
@@ -33,6 +47,8 @@ template <class Op, class A, class B>
 struct binary_expr : expression<binary_expr<Op, A, B>> {
     using scalar_type = typename A::scalar_type;
     static constexpr std::size_t leaf_count = A::leaf_count + B::leaf_count;
+    static constexpr std::size_t depth = (A::depth > B::depth ? A::depth : B::depth) + 1;
+    static_assert(depth_ok<depth>() && leaf_count == A::leaf_count + B::leaf_count);
 
     A a;
     B b;
@@ -53,6 +69,10 @@ template <class Op, class A, class B, class C>
 struct ternary_expr : expression<ternary_expr<Op, A, B, C>> {
     using scalar_type = typename A::scalar_type;
     static constexpr std::size_t leaf_count = A::leaf_count + B::leaf_count + C::leaf_count;
+    static constexpr std::size_t depth =
+        (A::depth > B::depth ? (A::depth > C::depth ? A::depth : C::depth)
+                             : (B::depth > C::depth ? B::depth : C::depth)) + 1;
+    static_assert(depth_ok<depth>() && leaf_count == A::leaf_count + B::leaf_count + C::leaf_count);
 
     A a;
     B b;
@@ -78,6 +98,7 @@ template <class S>
 struct passive_expr : expression<passive_expr<S>> {
     using scalar_type = S;
     static constexpr std::size_t leaf_count = 0;
+    static constexpr std::size_t depth = 0;
     S v;
 
     constexpr explicit passive_expr(S v_) : v(v_) {}
@@ -86,27 +107,33 @@ struct passive_expr : expression<passive_expr<S>> {
     constexpr void push(Sink&, S) const noexcept {}
 };
 
+// The make_ functions receive the operand types as the operators deduced
+// them for their forwarding references (T& for an lvalue), to reject named
+// expressions (check_not_named), and the operands by const reference.
 template <class Op, class A>
-constexpr auto make_unary(const A& a) {
-    using S = typename A::scalar_type;
-    return unary_expr<Op, captured_t<S, A>>(capture<S>(a));
+constexpr auto make_unary(const bare_t<A>& a) {
+    check_not_named<A>();
+    using S = typename bare_t<A>::scalar_type;
+    return unary_expr<Op, captured_t<S, bare_t<A>>>(capture<S>(a));
 }
 
 template <class Op, class A, class B>
-constexpr auto make_binary(const A& a, const B& b) {
-    using S = scalar_of_t<A, B>;
-    static_assert(same_scalar_v<S, A, B>,
+constexpr auto make_binary(const bare_t<A>& a, const bare_t<B>& b) {
+    check_not_named<A, B>();
+    using S = scalar_of_t<bare_t<A>, bare_t<B>>;
+    static_assert(same_scalar_v<S, bare_t<A>, bare_t<B>>,
                   "tapeflow: operands have different scalar types (e.g. basic_real<float> "
                   "and basic_real<double>); convert one of them explicitly");
-    return binary_expr<Op, captured_t<S, A>, captured_t<S, B>>(capture<S>(a), capture<S>(b));
+    return binary_expr<Op, captured_t<S, bare_t<A>>, captured_t<S, bare_t<B>>>(capture<S>(a), capture<S>(b));
 }
 
 template <class Op, class A, class B, class C>
-constexpr auto make_ternary(const A& a, const B& b, const C& c) {
-    using S = scalar_of_t<A, B, C>;
-    static_assert(same_scalar_v<S, A, B, C>,
+constexpr auto make_ternary(const bare_t<A>& a, const bare_t<B>& b, const bare_t<C>& c) {
+    check_not_named<A, B, C>();
+    using S = scalar_of_t<bare_t<A>, bare_t<B>, bare_t<C>>;
+    static_assert(same_scalar_v<S, bare_t<A>, bare_t<B>, bare_t<C>>,
                   "tapeflow: operands have different scalar types; convert one explicitly");
-    return ternary_expr<Op, captured_t<S, A>, captured_t<S, B>, captured_t<S, C>>(
+    return ternary_expr<Op, captured_t<S, bare_t<A>>, captured_t<S, bare_t<B>>, captured_t<S, bare_t<C>>>(
         capture<S>(a), capture<S>(b), capture<S>(c));
 }
 

@@ -146,39 +146,39 @@ struct lgamma_op {
 
 // Unary operators.
 template <class E, detail::enable_t<E> = 0>
-constexpr auto operator-(const E& x) { return detail::make_unary<detail::negate_op>(x); }
+constexpr auto operator-(E&& x) { return detail::make_unary<detail::negate_op, E>(x); }
 template <class E, detail::enable_t<E> = 0>
-constexpr auto operator+(const E& x) { return detail::make_unary<detail::identity_op>(x); }
+constexpr auto operator+(E&& x) { return detail::make_unary<detail::identity_op, E>(x); }
 
 // One-argument functions. Found by argument-dependent lookup and, unless
 // TAPEFLOW_NO_STD_OVERLOADS is defined, as std::name too (tapeflow/std.hpp).
-template <class E, detail::enable_t<E> = 0> auto sqrt(const E& x) { return detail::make_unary<detail::sqrt_op>(x); }
-template <class E, detail::enable_t<E> = 0> auto cbrt(const E& x) { return detail::make_unary<detail::cbrt_op>(x); }
-template <class E, detail::enable_t<E> = 0> auto exp(const E& x) { return detail::make_unary<detail::exp_op>(x); }
-template <class E, detail::enable_t<E> = 0> auto exp2(const E& x) { return detail::make_unary<detail::exp2_op>(x); }
-template <class E, detail::enable_t<E> = 0> auto expm1(const E& x) { return detail::make_unary<detail::expm1_op>(x); }
-template <class E, detail::enable_t<E> = 0> auto log(const E& x) { return detail::make_unary<detail::log_op>(x); }
-template <class E, detail::enable_t<E> = 0> auto log2(const E& x) { return detail::make_unary<detail::log2_op>(x); }
-template <class E, detail::enable_t<E> = 0> auto log10(const E& x) { return detail::make_unary<detail::log10_op>(x); }
-template <class E, detail::enable_t<E> = 0> auto log1p(const E& x) { return detail::make_unary<detail::log1p_op>(x); }
-template <class E, detail::enable_t<E> = 0> auto sin(const E& x) { return detail::make_unary<detail::sin_op>(x); }
-template <class E, detail::enable_t<E> = 0> auto cos(const E& x) { return detail::make_unary<detail::cos_op>(x); }
-template <class E, detail::enable_t<E> = 0> auto tan(const E& x) { return detail::make_unary<detail::tan_op>(x); }
-template <class E, detail::enable_t<E> = 0> auto asin(const E& x) { return detail::make_unary<detail::asin_op>(x); }
-template <class E, detail::enable_t<E> = 0> auto acos(const E& x) { return detail::make_unary<detail::acos_op>(x); }
-template <class E, detail::enable_t<E> = 0> auto atan(const E& x) { return detail::make_unary<detail::atan_op>(x); }
-template <class E, detail::enable_t<E> = 0> auto sinh(const E& x) { return detail::make_unary<detail::sinh_op>(x); }
-template <class E, detail::enable_t<E> = 0> auto cosh(const E& x) { return detail::make_unary<detail::cosh_op>(x); }
-template <class E, detail::enable_t<E> = 0> auto tanh(const E& x) { return detail::make_unary<detail::tanh_op>(x); }
-template <class E, detail::enable_t<E> = 0> auto asinh(const E& x) { return detail::make_unary<detail::asinh_op>(x); }
-template <class E, detail::enable_t<E> = 0> auto acosh(const E& x) { return detail::make_unary<detail::acosh_op>(x); }
-template <class E, detail::enable_t<E> = 0> auto atanh(const E& x) { return detail::make_unary<detail::atanh_op>(x); }
-template <class E, detail::enable_t<E> = 0> auto abs(const E& x) { return detail::make_unary<detail::abs_op>(x); }
-template <class E, detail::enable_t<E> = 0> auto fabs(const E& x) { return detail::make_unary<detail::abs_op>(x); }
-template <class E, detail::enable_t<E> = 0> auto erf(const E& x) { return detail::make_unary<detail::erf_op>(x); }
-template <class E, detail::enable_t<E> = 0> auto erfc(const E& x) { return detail::make_unary<detail::erfc_op>(x); }
-template <class E, detail::enable_t<E> = 0> auto tgamma(const E& x) { return detail::make_unary<detail::tgamma_op>(x); }
-template <class E, detail::enable_t<E> = 0> auto lgamma(const E& x) { return detail::make_unary<detail::lgamma_op>(x); }
+template <class E, detail::enable_t<E> = 0> auto sqrt(E&& x) { return detail::make_unary<detail::sqrt_op, E>(x); }
+template <class E, detail::enable_t<E> = 0> auto cbrt(E&& x) { return detail::make_unary<detail::cbrt_op, E>(x); }
+template <class E, detail::enable_t<E> = 0> auto exp(E&& x) { return detail::make_unary<detail::exp_op, E>(x); }
+template <class E, detail::enable_t<E> = 0> auto exp2(E&& x) { return detail::make_unary<detail::exp2_op, E>(x); }
+template <class E, detail::enable_t<E> = 0> auto expm1(E&& x) { return detail::make_unary<detail::expm1_op, E>(x); }
+template <class E, detail::enable_t<E> = 0> auto log(E&& x) { return detail::make_unary<detail::log_op, E>(x); }
+template <class E, detail::enable_t<E> = 0> auto log2(E&& x) { return detail::make_unary<detail::log2_op, E>(x); }
+template <class E, detail::enable_t<E> = 0> auto log10(E&& x) { return detail::make_unary<detail::log10_op, E>(x); }
+template <class E, detail::enable_t<E> = 0> auto log1p(E&& x) { return detail::make_unary<detail::log1p_op, E>(x); }
+template <class E, detail::enable_t<E> = 0> auto sin(E&& x) { return detail::make_unary<detail::sin_op, E>(x); }
+template <class E, detail::enable_t<E> = 0> auto cos(E&& x) { return detail::make_unary<detail::cos_op, E>(x); }
+template <class E, detail::enable_t<E> = 0> auto tan(E&& x) { return detail::make_unary<detail::tan_op, E>(x); }
+template <class E, detail::enable_t<E> = 0> auto asin(E&& x) { return detail::make_unary<detail::asin_op, E>(x); }
+template <class E, detail::enable_t<E> = 0> auto acos(E&& x) { return detail::make_unary<detail::acos_op, E>(x); }
+template <class E, detail::enable_t<E> = 0> auto atan(E&& x) { return detail::make_unary<detail::atan_op, E>(x); }
+template <class E, detail::enable_t<E> = 0> auto sinh(E&& x) { return detail::make_unary<detail::sinh_op, E>(x); }
+template <class E, detail::enable_t<E> = 0> auto cosh(E&& x) { return detail::make_unary<detail::cosh_op, E>(x); }
+template <class E, detail::enable_t<E> = 0> auto tanh(E&& x) { return detail::make_unary<detail::tanh_op, E>(x); }
+template <class E, detail::enable_t<E> = 0> auto asinh(E&& x) { return detail::make_unary<detail::asinh_op, E>(x); }
+template <class E, detail::enable_t<E> = 0> auto acosh(E&& x) { return detail::make_unary<detail::acosh_op, E>(x); }
+template <class E, detail::enable_t<E> = 0> auto atanh(E&& x) { return detail::make_unary<detail::atanh_op, E>(x); }
+template <class E, detail::enable_t<E> = 0> auto abs(E&& x) { return detail::make_unary<detail::abs_op, E>(x); }
+template <class E, detail::enable_t<E> = 0> auto fabs(E&& x) { return detail::make_unary<detail::abs_op, E>(x); }
+template <class E, detail::enable_t<E> = 0> auto erf(E&& x) { return detail::make_unary<detail::erf_op, E>(x); }
+template <class E, detail::enable_t<E> = 0> auto erfc(E&& x) { return detail::make_unary<detail::erfc_op, E>(x); }
+template <class E, detail::enable_t<E> = 0> auto tgamma(E&& x) { return detail::make_unary<detail::tgamma_op, E>(x); }
+template <class E, detail::enable_t<E> = 0> auto lgamma(E&& x) { return detail::make_unary<detail::lgamma_op, E>(x); }
 
 // Piecewise-constant functions: derivative 0, so the result is passive.
 template <class E, detail::enable_t<E> = 0>
