@@ -61,6 +61,8 @@ inline constexpr std::size_t default_tile_bytes = TAPEFLOW_TILE_BYTES;
 inline constexpr std::size_t default_streaming_tile_bytes = TAPEFLOW_STREAMING_TILE_BYTES;
 /// Smallest tile the tape accepts (a tile must hold at least one record).
 inline constexpr std::size_t min_tile_bytes = 1024;
+/// Largest tile the tape accepts (1 GiB; far past the sizes that are fast).
+inline constexpr std::size_t max_tile_bytes = std::size_t(1) << 30;
 /// Statements with at most this many active operands get duplicates merged.
 inline constexpr std::size_t merge_limit = TAPEFLOW_MERGE_LIMIT;
 /// Deepest expression (nested operations) one statement may be: a sum of N

@@ -683,7 +683,12 @@ TEST_CASE("the factorization outlives A: the gradient is the one at factorizatio
 TEST_CASE("llt of a matrix that is not positive definite throws tapeflow::error") {
     MatrixX<double> ad = test_matrix(method::llt, 5, 5, 391);
     ad(3, 3) = -4.0;  // indefinite
-    SECTION("double matrix") { CHECK_THROWS_AS(tapeflow::llt(ad), tapeflow::error); }
+    SECTION("double matrix") {
+        CHECK_THROWS_AS(tapeflow::llt(ad), tapeflow::error);
+        // the message names what each decomposition needs (it said "for llt" also for ldlt)
+        CHECK_THROWS_WITH(tapeflow::llt(ad), Catch::Contains("llt needs a positive definite matrix") &&
+                                                 Catch::Contains("ldlt a positive or negative semidefinite"));
+    }
     SECTION("Real matrix while recording; the recording goes on") {
         tapeflow::tape tape;
         const taped r = record(tape, std::vector<double>(25, 0.0), [&](const std::vector<Real>& in) {

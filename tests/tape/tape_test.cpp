@@ -700,6 +700,15 @@ TEST_CASE("more documented misuse: messages that say what to do") {
         CHECK_THROWS_WITH(tapeflow::tape(tapeflow_test::tape_options(16)),
                           "tapeflow: tape_options::tile_bytes = 16 is below the minimum of 1024");
     }
+    SECTION("tile_bytes too large: the value given is reported (it was rounded to 0 before)") {
+        const std::size_t huge = std::numeric_limits<std::size_t>::max();
+        try {
+            tapeflow::tape t(tapeflow_test::tape_options(huge));
+            FAIL("tile_bytes = SIZE_MAX was accepted");
+        } catch (const tapeflow::usage_error& e) {
+            CHECK(message_contains(e, "tile_bytes = " + std::to_string(huge) + " is above the maximum"));
+        }
+    }
 }
 
 namespace {

@@ -206,8 +206,9 @@ public:
         if constexpr (!detail::is_householder_qr<Decomposition>::value &&
                       !std::is_same_v<Decomposition, Eigen::PartialPivLU<typename Decomposition::MatrixType>>) {
             if (state_->decomposition.info() != Eigen::Success)
-                throw error("tapeflow::factorization: the decomposition failed (for llt: the matrix is "
-                            "not positive definite); use partial_piv_lu or householder_qr");
+                throw error("tapeflow::factorization: the decomposition failed (llt needs a positive "
+                            "definite matrix, ldlt a positive or negative semidefinite one); use "
+                            "partial_piv_lu or householder_qr");
         }
     }
 

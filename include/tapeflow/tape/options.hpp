@@ -87,6 +87,9 @@ inline void check_tile_bytes(std::size_t tile_bytes) {
     if (tile_bytes < min_tile_bytes)
         throw usage_error("tape_options::tile_bytes = " + std::to_string(tile_bytes) + " is below the minimum of " +
                           std::to_string(min_tile_bytes));
+    if (tile_bytes > max_tile_bytes)
+        throw usage_error("tape_options::tile_bytes = " + std::to_string(tile_bytes) + " is above the maximum of " +
+                          std::to_string(max_tile_bytes) + "; tiles of 128 KiB to a few MiB are the fast ones");
 }
 }  // namespace detail
 
