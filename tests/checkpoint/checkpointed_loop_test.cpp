@@ -621,17 +621,19 @@ TEST_CASE("checkpointed_loop: a passive struct (time and counter), several sweep
     for (std::size_t snapshots : {std::size_t(1), std::size_t(4), std::size_t(21)}) {
         INFO("snapshots " << snapshots);
         clock_state c;
+        // one step: the time and the step count are the passive part
+        const auto clock_step = [](auto& s, clock_state& k) {
+            decay_step(s, k.t);
+            if (k.step % 4 == 3) s[0] = s[0] * 1.01;
+            k.t += decay_dt;
+            ++k.step;
+        };
         const auto checkpointed = tapeflow::jacobian(
             [&](const std::vector<Real>& v) {
                 std::vector<Real> u = v;
                 c = clock_state{};
                 tapeflow::checkpointed_loop(21, u, c,
-                                            [](auto& s, clock_state& k) {
-                                                decay_step(s, k.t);
-                                                if (k.step % 4 == 3) s[0] = s[0] * 1.01;
-                                                k.t += decay_dt;
-                                                ++k.step;
-                                            },
+                                            clock_step,
                                             snapshots);
                 CHECK(c.step == 21);
                 return outputs(u);
@@ -643,12 +645,7 @@ TEST_CASE("checkpointed_loop: a passive struct (time and counter), several sweep
                 std::vector<Real> u = v;
                 c = clock_state{};
                 tapeflow::checkpointed_while(u, c, [](const auto&, const clock_state& k) { return k.step < 21; },
-                                             [](auto& s, clock_state& k) {
-                                                 decay_step(s, k.t);
-                                                 if (k.step % 4 == 3) s[0] = s[0] * 1.01;
-                                                 k.t += decay_dt;
-                                                 ++k.step;
-                                             },
+                                             clock_step,
                                              snapshots);
                 CHECK(c.step == 21);
                 return outputs(u);
