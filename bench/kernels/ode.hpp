@@ -62,23 +62,36 @@ struct ode {
         d[e] = a[e - 1] * u[e - 1] - (a[e] + b[e - 1]) * u[e];
     }
 
+    // The first three stages of one RK4 step from state s: d1..d3 and the
+    // stage states u1..u3 (one vector may serve for all three when they are
+    // not kept); d4 = rhs(u3). step() then advances s.
+    template <class T>
+    void stages(const T* a, const T* b, const std::vector<T>& s, std::vector<T>& u1, std::vector<T>& u2,
+                std::vector<T>& u3, std::vector<T>& d1, std::vector<T>& d2, std::vector<T>& d3) const {
+        const double h = 0.5 * dt;
+        rhs(a, b, s, d1);
+        for (std::size_t i = 0; i < species; ++i) u1[i] = s[i] + h * d1[i];
+        rhs(a, b, u1, d2);
+        for (std::size_t i = 0; i < species; ++i) u2[i] = s[i] + h * d2[i];
+        rhs(a, b, u2, d3);
+        for (std::size_t i = 0; i < species; ++i) u3[i] = s[i] + dt * d3[i];
+    }
+    template <class T>
+    void step(const T* a, const T* b, std::vector<T>& s, std::vector<T>& u, std::vector<T>& d1,
+              std::vector<T>& d2, std::vector<T>& d3, std::vector<T>& d4) const {
+        const double dt6 = dt / 6.0;
+        stages(a, b, s, u, u, u, d1, d2, d3);
+        rhs(a, b, u, d4);
+        for (std::size_t i = 0; i < species; ++i) s[i] += dt6 * (d1[i] + 2.0 * (d2[i] + d3[i]) + d4[i]);
+    }
+
     template <class T>
     T operator()(const std::vector<T>& x) const {
         const T* a = &x[0];
         const T* b = &x[o_back];
         std::vector<T> s(x.begin() + o_start, x.end());
         std::vector<T> u(species), d1(species), d2(species), d3(species), d4(species);
-        const double h = 0.5 * dt, dt6 = dt / 6.0;
-        for (std::size_t n = 0; n < steps; ++n) {
-            rhs(a, b, s, d1);
-            for (std::size_t i = 0; i < species; ++i) u[i] = s[i] + h * d1[i];
-            rhs(a, b, u, d2);
-            for (std::size_t i = 0; i < species; ++i) u[i] = s[i] + h * d2[i];
-            rhs(a, b, u, d3);
-            for (std::size_t i = 0; i < species; ++i) u[i] = s[i] + dt * d3[i];
-            rhs(a, b, u, d4);
-            for (std::size_t i = 0; i < species; ++i) s[i] += dt6 * (d1[i] + 2.0 * (d2[i] + d3[i]) + d4[i]);
-        }
+        for (std::size_t n = 0; n < steps; ++n) step(a, b, s, u, d1, d2, d3, d4);
         T f = 0.0;
         for (std::size_t i = 0; i < species; ++i) f += weight[i] * s[i];
         return f;
@@ -114,14 +127,7 @@ struct ode {
         std::vector<double> s(x.begin() + o_start, x.end());
         std::vector<double> u(species), d1(species), d2(species), d3(species), d4(species);
         for (std::size_t n = 0; n < steps; ++n) {
-            rhs(a, b, s, d1);
-            for (std::size_t i = 0; i < species; ++i) u[i] = s[i] + h * d1[i];
-            rhs(a, b, u, d2);
-            for (std::size_t i = 0; i < species; ++i) u[i] = s[i] + h * d2[i];
-            rhs(a, b, u, d3);
-            for (std::size_t i = 0; i < species; ++i) u[i] = s[i] + dt * d3[i];
-            rhs(a, b, u, d4);
-            for (std::size_t i = 0; i < species; ++i) s[i] += dt6 * (d1[i] + 2.0 * (d2[i] + d3[i]) + d4[i]);
+            step(a, b, s, u, d1, d2, d3, d4);
             std::copy(s.begin(), s.end(), states.begin() + (n + 1) * species);
         }
         double f = 0.0;
@@ -135,12 +141,7 @@ struct ode {
         for (std::size_t n = steps; n-- > 0;) {
             // recompute the stages of step n from its start state
             std::copy(states.begin() + n * species, states.begin() + (n + 1) * species, s.begin());
-            rhs(a, b, s, d1);
-            for (std::size_t i = 0; i < species; ++i) u1[i] = s[i] + h * d1[i];
-            rhs(a, b, u1, d2);
-            for (std::size_t i = 0; i < species; ++i) u2[i] = s[i] + h * d2[i];
-            rhs(a, b, u2, d3);
-            for (std::size_t i = 0; i < species; ++i) u3[i] = s[i] + dt * d3[i];
+            stages(a, b, s, u1, u2, u3, d1, d2, d3);
             // s' = s + dt6 (d1 + 2 d2 + 2 d3 + d4): sbar carries over
             for (std::size_t i = 0; i < species; ++i) {
                 d1bar[i] = dt6 * sbar[i];

@@ -43,8 +43,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <limits>
-#include <utility>
 
 #include "../config.hpp"
 
@@ -139,7 +137,7 @@ struct record_layout {
             bool merged = false;
             if constexpr (N > 1 && N <= merge_limit) {
                 for (std::uint32_t j = 0; j < k; ++j)
-                    if (id_at(at, j) == id) {
+                    if (record_layout::id(at, j) == id) {
                         add_partial(at, j, partials[i]);
                         merged = true;
                         break;
@@ -192,7 +190,6 @@ struct record_layout {
             return ok;
         }
     }
-    static TAPEFLOW_ALWAYS_INLINE identifier id_at(const std::byte* at, std::size_t i) noexcept { return id(at, i); }
     static TAPEFLOW_ALWAYS_INLINE void add_partial(std::byte* at, std::size_t i, Scalar value) noexcept {
         Scalar p;
         std::memcpy(&p, at + i * pair_bytes, sizeof(Scalar));

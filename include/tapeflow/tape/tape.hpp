@@ -326,16 +326,16 @@ public:
         check_position(to, "reset");
         if (get_position() < to)
             throw usage_error("reset(position) to a position beyond the end of the tape");
+        if (to.statements == 0) {  // a new epoch and no truncation to remember
+            forget_records();
+            return;
+        }
         // positions taken from here on are of a new epoch; older ones stay
         // valid only up to `to` (truncations_ keeps the lowest such bound)
         while (!truncations_.empty() && truncations_.back().statements >= to.statements) truncations_.pop_back();
         truncations_.push_back({epoch_, to.statements});
         ++epoch_;
         swept_ = false;
-        if (to.statements == 0) {
-            forget_records();
-            return;
-        }
         tell_recorded();
         if (to.tile < stream_.count()) {  // the position is in a finished tile: reopen it
             tile_begin_ = stream_.reopen(to.tile, to.offset);
