@@ -60,6 +60,35 @@ TEST_CASE("long records (31 pairs or more) and the largest identifier round-trip
     }
 }
 
+TEST_CASE("distinct_and_active: true only for distinct active slots, false (merge path) for ids sharing a mask bit") {
+    using L = record_layout<double>;
+    // small statements compare every pair
+    const identifier two[2] = {4, 68}, two_same[2] = {4, 4}, two_passive[2] = {4, 0};
+    CHECK(L::distinct_and_active<2>(two));
+    CHECK_FALSE(L::distinct_and_active<2>(two_same));
+    CHECK_FALSE(L::distinct_and_active<2>(two_passive));
+    // from 4 slots on: a 64-bit mask of id mod 64
+    const identifier near[8] = {100, 101, 102, 103, 104, 105, 106, 107};
+    CHECK(L::distinct_and_active<8>(near));
+    const identifier repeat[8] = {100, 101, 102, 103, 104, 105, 106, 100};
+    CHECK_FALSE(L::distinct_and_active<8>(repeat));
+    const identifier passive[5] = {1, 2, 3, 0, 5};
+    CHECK_FALSE(L::distinct_and_active<5>(passive));
+    const identifier first_passive[4] = {0, 2, 3, 4};
+    CHECK_FALSE(L::distinct_and_active<4>(first_passive));
+    // 3 and 67 differ but share bit 3: the test fails, and merge_pairs (the
+    // path the recorder then takes) still writes both as separate pairs
+    const identifier shared_bit[4] = {3, 67, 5, 6};
+    CHECK_FALSE(L::distinct_and_active<4>(shared_bit));
+    std::vector<std::byte> tape(L::size(4));
+    const double partials[4] = {1.0, 2.0, 3.0, 4.0};
+    REQUIRE(L::merge_pairs<4>(tape.data(), shared_bit, partials) == 4);
+    for (std::uint32_t i = 0; i < 4; ++i) {
+        CHECK(L::id(tape.data(), i) == shared_bit[i]);
+        CHECK(L::partial(tape.data(), i) == partials[i]);
+    }
+}
+
 TEST_CASE("merge_pairs merges repeats and drops passive slots, and the reader walks records back") {
     using L = record_layout<double>;
     std::vector<std::byte> tape(1024);
