@@ -1,16 +1,30 @@
-// The prefetch thread: jobs in submission order, wait(ticket), the
+// The prefetch thread: jobs in submission order and one at a time, also
+// when a waiting caller takes queued jobs over, wait(ticket), the
 // synchronous mode, errors kept and rethrown (later jobs dropped),
 // clear_error(), and a destructor that joins the thread even with jobs queued.
 #include <catch2/catch.hpp>
 #include <tapeflow/stream/prefetcher.hpp>
 
+#if defined(__linux__)
+#include <sched.h>
+#endif
+#if defined(__unix__)
+#include <csignal>
+#include <sys/wait.h>
+#include <unistd.h>
+#endif
+
 #include "stream/stream_support.hpp"
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstdint>
 #include <future>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -34,31 +48,97 @@ private:
 
 }  // namespace
 
-TEST_CASE("jobs run in submission order on one background thread") {
+TEST_CASE("jobs run in submission order, one at a time, on the background thread until a waiter takes over") {
     tapeflow_test::watchdog dog(60, "jobs in order");
     prefetcher p(true);
     CHECK_FALSE(p.thread_started());
     std::vector<int> order;  // touched by the jobs only until drain()
     std::vector<std::thread::id> threads;
+    std::atomic<int> running{0}, most_at_once{0};
     prefetcher::ticket last = 0;
     for (int i = 0; i < 200; ++i) {
-        const prefetcher::ticket t = p.submit([&order, &threads, i] {
+        const prefetcher::ticket t = p.submit([&, i] {
+            const int now = ++running;
+            if (now > most_at_once) most_at_once = now;
             if (i % 17 == 0) std::this_thread::sleep_for(100us);  // uneven job lengths
             order.push_back(i);
             threads.push_back(std::this_thread::get_id());
+            --running;
         });
         CHECK(t > last);  // tickets increase
         last = t;
     }
     CHECK(p.thread_started());
-    p.drain();
+    p.drain();  // may run the jobs still queued on this thread
     REQUIRE(order.size() == 200);
     for (int i = 0; i < 200; ++i) CHECK(order[std::size_t(i)] == i);
-    for (const auto& id : threads) {
-        CHECK(id == threads.front());
-        CHECK(id != std::this_thread::get_id());
-    }
+    CHECK(most_at_once == 1);
+    // the first job: the thread was woken for it before anyone waited
+    // (a waiter takes over only jobs that the thread has not started)
+    const std::thread::id caller = std::this_thread::get_id();
+    for (const auto& id : threads) CHECK((id == threads.front() || id == caller));
 }
+
+TEST_CASE("waits for random tickets while the thread works: order and one job at a time hold") {
+    tapeflow_test::watchdog dog(120, "waits while the thread works");
+    prefetcher p(true);
+    std::vector<int> order;
+    std::atomic<int> running{0}, most_at_once{0};
+    int submitted = 0;
+    std::uint32_t state = 12345;  // a small LCG: job lengths and waits vary
+    const auto next = [&state] { return state = state * 1664525u + 1013904223u; };
+    for (int round = 0; round < 300; ++round) {
+        prefetcher::ticket t = 0;
+        const int jobs = 1 + int(next() % 4);
+        for (int j = 0; j < jobs; ++j) {
+            const int i = submitted++;
+            const auto length = std::chrono::microseconds(next() % 50);
+            t = p.submit([&, i, length] {
+                const int now = ++running;
+                if (now > most_at_once) most_at_once = now;
+                if (length.count() > 25) std::this_thread::sleep_for(length);
+                order.push_back(i);
+                --running;
+            });
+        }
+        if (next() % 3 != 0) p.wait(t - prefetcher::ticket(next() % std::uint32_t(jobs)));
+    }
+    p.drain();
+    REQUIRE(order.size() == std::size_t(submitted));
+    for (int i = 0; i < submitted; ++i) CHECK(order[std::size_t(i)] == i);
+    CHECK(most_at_once == 1);
+}
+
+#if defined(__linux__)
+TEST_CASE("on one core a waiter runs queued jobs itself rather than wait for the thread") {
+    // Pin this thread (and so the prefetch thread it starts) to one CPU:
+    // after submit() the caller keeps the core, finds its job queued and
+    // the thread not running it, and runs it. The scheduler may still run
+    // the thread first now and then, so this asserts "mostly", not "always".
+    tapeflow_test::watchdog dog(60, "one core");
+    cpu_set_t before;
+    REQUIRE(sched_getaffinity(0, sizeof before, &before) == 0);
+    int cpu = 0;
+    while (!CPU_ISSET(cpu, &before)) ++cpu;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    REQUIRE(sched_setaffinity(0, sizeof one, &one) == 0);
+    int on_caller = 0, total = 0;
+    {
+        prefetcher p(true);
+        const std::thread::id caller = std::this_thread::get_id();
+        for (int i = 0; i < 200; ++i) {
+            std::thread::id ran_on;
+            p.wait(p.submit([&ran_on] { ran_on = std::this_thread::get_id(); }));
+            on_caller += ran_on == caller;
+            ++total;
+        }
+    }
+    REQUIRE(sched_setaffinity(0, sizeof before, &before) == 0);
+    CHECK(on_caller > total / 2);
+}
+#endif
 
 TEST_CASE("hand-offs around the spin time: every job runs, every wait returns") {
     // Both sides spin for prefetcher::spin_time before they sleep. Gaps and
@@ -260,3 +340,49 @@ TEST_CASE("the destructor joins the thread, also with jobs queued") {
         CHECK(tapeflow_test::settled_thread_count(threads_before) == threads_before);
     }
 }
+
+#if defined(__unix__)
+TEST_CASE("after fork(): the child gets a clear error instead of a hang, and can destroy the prefetcher") {
+    tapeflow_test::watchdog dog(60, "fork");
+    std::optional<prefetcher> p;
+    p.emplace(true);
+    p->wait(p->submit([] {}));  // the thread runs: now it sleeps on its condition variable
+    std::this_thread::sleep_for(5ms);
+    std::fflush(nullptr);
+    const pid_t child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        // Exit codes: 0 all as expected, 1 no error, 2 the wrong message.
+        int code = 0;
+        try {
+            p->wait(p->submit([] {}));
+            code = 1;
+        } catch (const tapeflow::error& e) {
+            if (!tapeflow_test::contains(e.what(), "fork()")) code = 2;
+        }
+        try {
+            p->clear_error();
+            code = 1;
+        } catch (const tapeflow::error&) {
+        }
+        p.reset();  // must not join a thread that is not in this process
+        std::_Exit(code);
+    }
+    int status = 0;
+    // the child may hang (the bug this guards against): give up after 30 s
+    bool exited = false;
+    for (int i = 0; i < 3000 && !exited; ++i) {
+        exited = waitpid(child, &status, WNOHANG) == child;
+        if (!exited) std::this_thread::sleep_for(10ms);
+    }
+    if (!exited) {
+        kill(child, SIGKILL);
+        waitpid(child, &status, 0);
+    }
+    REQUIRE(exited);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    // the parent's prefetcher is untouched
+    CHECK_NOTHROW(p->wait(p->submit([] {})));
+}
+#endif

@@ -13,15 +13,17 @@
 //        | clone(), once per tape, on the thread that builds the tape
 //        v
 //   the tape's codec: compress() / decompress() on the tape's prefetch
-//   thread, one call at a time (it may keep state: contexts, buffers)
+//   thread or on the thread that uses the tape (which runs the moves the
+//   prefetch thread has not started), one call at a time, each call done
+//   before the next starts (it may keep state: contexts, buffers)
 //
 // Which thread calls what:
 //   clone(), name(), bound()  const, from any thread, also at the same time
 //                             (tapes built on several threads): they must
 //                             not touch mutable state
 //   compress(), decompress()  only on the instance's own tape, one call at
-//                             a time, on its prefetch thread (or the tape's
-//                             thread with prefetch = false)
+//                             a time, on its prefetch thread or the tape's
+//                             own thread (always, with prefetch = false)
 #pragma once
 
 #include <cstddef>
