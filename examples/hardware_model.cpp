@@ -42,21 +42,13 @@ constexpr int steps = 40;
 constexpr double r = 0.25;   // dt / dx^2, below the stability limit 0.5
 constexpr double q = 0.05;   // strength of the cubic sink
 
-// Groups the records of one step: a Region for Real, nothing for double.
-template <class T>
-struct step_scope {};
-template <>
-struct step_scope<tapeflow::Real> {
-    tapeflow::Region region{"step"};  // on the active tape: the one recording
-};
-
 // `steps` explicit steps from u0, then the sum of squares. One record of
 // three operands per interior cell and step.
 template <class T>
 T simulate(const std::vector<T>& u0) {
     std::vector<T> u(u0), next(u0);  // the boundary cells of both stay u0's
     for (int n = 0; n < steps; ++n) {
-        [[maybe_unused]] step_scope<T> scope;
+        tapeflow::region_for<T> step("step");  // a Region for Real, nothing for double
         for (std::size_t i = 1; i + 1 < cells; ++i)
             next[i] = u[i] + r * (u[i - 1] - 2.0 * u[i] + u[i + 1]) - q * u[i] * u[i] * u[i];
         std::swap(u, next);

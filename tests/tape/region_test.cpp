@@ -2,6 +2,7 @@
 #include <tapeflow/tapeflow.hpp>
 
 #include <string>
+#include <type_traits>
 #include <vector>
 
 using tapeflow::Real;
@@ -120,4 +121,47 @@ TEST_CASE("a Region on the active tape without naming it") {
     CHECK(t.regions()[0].label == "scope");
     CHECK(t.regions()[0].statements() == 1);
     t.reset();
+}
+
+namespace {
+
+// One template for doubles and Reals: region_for<T> opens a region only for Real.
+template <class T>
+T stepped_sum(const std::vector<T>& u, int steps) {
+    T total = 0.0;
+    for (int s = 0; s < steps; ++s) {
+        tapeflow::region_for<T> step("step");
+        for (const auto& x : u) total += x * x;
+    }
+    return total;
+}
+
+}  // namespace
+
+TEST_CASE("region_for<T>: a Region for Real, a scope that does nothing for double and float") {
+    static_assert(std::is_same_v<tapeflow::region_for<Real>, tapeflow::Region>);
+    static_assert(std::is_same_v<tapeflow::region_for<tapeflow::RealF>, tapeflow::basic_region<float>>);
+    static_assert(std::is_same_v<tapeflow::region_for<double>, tapeflow::no_region>);
+    static_assert(std::is_same_v<tapeflow::region_for<float>, tapeflow::no_region>);
+    static_assert(!std::is_copy_constructible_v<tapeflow::no_region>);
+
+    CHECK(stepped_sum(std::vector<double>{1.0, 2.0}, 3) == 15.0);
+
+    tapeflow::tape t;
+    t.start_recording();
+    std::vector<Real> u{1.0, 2.0};
+    for (auto& x : u) t.register_input(x);
+    Real total = stepped_sum(u, 3);
+    t.register_output(total);
+    t.stop_recording();
+    CHECK(total.value() == 15.0);
+    REQUIRE(t.regions().size() == 3);
+    for (const auto& r : t.regions()) {
+        CHECK(r.label == "step");
+        CHECK(r.statements() == 2);  // total += x * x for two cells
+    }
+    t.set_adjoint(total, 1.0);
+    t.sweep();
+    CHECK(t.adjoint(u[0]) == 6.0);   // 3 steps of 2 x
+    CHECK(t.adjoint(u[1]) == 12.0);
 }

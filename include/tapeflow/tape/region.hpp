@@ -7,6 +7,9 @@
 //   }                                            // closed here
 //   for (const auto& r : tapeflow::tape::active().regions())
 //       std::cout << r.label << ": " << r.statements() << " statements\n";
+//
+// In code templated on the number type, tapeflow::region_for<T> is a Region
+// for T = Real and a scope that does nothing for T = double.
 #pragma once
 
 #include <cstddef>
@@ -44,5 +47,41 @@ private:
     std::size_t index_;
     position begin_;
 };
+
+template <class Scalar>
+class basic_real;
+
+/// A region scope that does nothing: what region_for<T> is for a T that
+/// is not an active type (double, float, a forward-mode type, ...).
+class no_region {
+public:
+    explicit no_region(std::string_view = {}) noexcept {}
+    no_region(const no_region&) = delete;
+    no_region& operator=(const no_region&) = delete;
+};
+
+namespace detail {
+template <class T>
+struct region_for {
+    using type = no_region;
+};
+template <class S>
+struct region_for<basic_real<S>> {
+    using type = basic_region<S>;
+};
+}  // namespace detail
+
+/// The region scope for code templated on its number type T: a
+/// basic_region on the active tape when T is basic_real<S>, a no_region
+/// that does nothing otherwise, so one template serves doubles and Reals.
+///
+/// **Example**:
+///   template <class T>
+///   void advance(std::vector<T>& u) {
+///       tapeflow::region_for<T> step("time step");   // a Region for Real, nothing for double
+///       ...
+///   }
+template <class T>
+using region_for = typename detail::region_for<T>::type;
 
 }  // namespace tapeflow
