@@ -186,7 +186,7 @@ public:
                       "tapeflow: an expression with Dual operands cannot be assigned to a Real (or "
                       "recorded on a tape): Dual is forward mode, Real reverse mode. Use one active "
                       "type per computation; pass a value across with .value()");
-        sink.add_tangent(w, tangent_);
+        if constexpr (detail::is_tangent_sink<Sink>::value) sink.add_tangent(w, tangent_);
     }
 
 private:
