@@ -271,35 +271,6 @@ public:
     }
 
 private:
-    /// [output][input] from tapeflow::Dual, one run per input seeded with
-    /// tangent 1; checks the path and the values against the double run.
-    std::vector<std::vector<double>> dual_columns(const program& p, const reference& r) {
-        std::vector<std::vector<double>> J(r.y.size(), std::vector<double>(r.x.size()));
-        for (std::size_t i = 0; i < r.x.size(); ++i) {
-            std::vector<tapeflow::Dual> x(r.x.begin(), r.x.end());
-            x[i].set_tangent(1.0);
-            interpreter<tapeflow::Dual> run(p);
-            const std::vector<tapeflow::Dual> y = run.run(x);
-            if (run.signature != r.signature)
-                value_failure(p, "a tapeflow::Dual run took another path than the double run");
-            for (std::size_t k = 0; k < y.size(); ++k) {
-                if (y[k].value() != r.y[k]) value_failure(p, "a tapeflow::Dual value differs from the double run");
-                J[k][i] = y[k].tangent();
-            }
-        }
-        return J;
-    }
-
-    /// The Jacobian by tapeflow::jacobian_forward<N>.
-    template <std::size_t N>
-    std::vector<std::vector<double>> forward_lanes(const program& p, const reference& r) {
-        const auto f = [&](const auto& x) {
-            using D = typename std::decay_t<decltype(x)>::value_type;
-            return interpreter<D>(p).run(x);
-        };
-        return tapeflow::jacobian_forward<N>(f, r.x);
-    }
-
     /// The tape of configuration c.
     tapeflow::tape* tape_of(std::size_t c) {
         tapeflow::tape* const tapes[9] = {&default_, &small_,     &small_scratch_,   &odd_,
@@ -330,6 +301,35 @@ private:
         std::vector<std::vector<double>> jacobian;   ///< [output][input], from the dual numbers
         std::vector<std::vector<double>> magnitude;  ///< sum of |terms| of each entry (dual_magnitude)
     };
+
+    /// [output][input] from tapeflow::Dual, one run per input seeded with
+    /// tangent 1; checks the path and the values against the double run.
+    std::vector<std::vector<double>> dual_columns(const program& p, const reference& r) {
+        std::vector<std::vector<double>> J(r.y.size(), std::vector<double>(r.x.size()));
+        for (std::size_t i = 0; i < r.x.size(); ++i) {
+            std::vector<tapeflow::Dual> x(r.x.begin(), r.x.end());
+            x[i].set_tangent(1.0);
+            interpreter<tapeflow::Dual> run(p);
+            const std::vector<tapeflow::Dual> y = run.run(x);
+            if (run.signature != r.signature)
+                value_failure(p, "a tapeflow::Dual run took another path than the double run");
+            for (std::size_t k = 0; k < y.size(); ++k) {
+                if (y[k].value() != r.y[k]) value_failure(p, "a tapeflow::Dual value differs from the double run");
+                J[k][i] = y[k].tangent();
+            }
+        }
+        return J;
+    }
+
+    /// The Jacobian by tapeflow::jacobian_forward<N>.
+    template <std::size_t N>
+    std::vector<std::vector<double>> forward_lanes(const program& p, const reference& r) {
+        const auto f = [&](const auto& x) {
+            using D = typename std::decay_t<decltype(x)>::value_type;
+            return interpreter<D>(p).run(x);
+        };
+        return tapeflow::jacobian_forward<N>(f, r.x);
+    }
 
     /// Inputs, the double run and the dual runs; false when the run is rejected.
     bool forward(const program& p, reference& r) {
