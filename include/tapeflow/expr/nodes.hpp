@@ -5,6 +5,14 @@
 // the partial derivatives, which receive the operand values and the result
 // (many derivatives reuse it: exp' = exp, tanh' = 1 - tanh^2). Partials are
 // evaluated only when a recording tape walks the node.
+//
+// A node holds its operands by value, so building `a0*p0 + ... + a7*p7`
+// copies each subtree into its parent. The copy constructors below copy
+// member by member on purpose: the implicit ones copy a node as one block,
+// and GCC (12, -O3) keeps a tree of more than about 136 bytes in memory and
+// moves it with wide loads over narrower stores (stalled store forwarding);
+// member-wise copies let it keep the whole tree in registers. Measured on
+// the least_squares bench kernel (8-term sums): recording 2.96 -> 1.42 ms.
 #pragma once
 
 #include "expression.hpp"
@@ -36,6 +44,7 @@ struct unary_expr : expression<unary_expr<Op, A>> {
     scalar_type v;
 
     constexpr explicit unary_expr(const A& a_) : a(a_), v(Op::value(a_.value())) {}
+    constexpr unary_expr(const unary_expr& o) : a(o.a), v(o.v) {}  // member-wise: see top
     constexpr scalar_type value() const noexcept { return v; }
 
     template <class Sink>
@@ -57,6 +66,7 @@ struct binary_expr : expression<binary_expr<Op, A, B>> {
 
     constexpr binary_expr(const A& a_, const B& b_)
         : a(a_), b(b_), v(Op::value(a_.value(), b_.value())) {}
+    constexpr binary_expr(const binary_expr& o) : a(o.a), b(o.b), v(o.v) {}  // member-wise: see top
     constexpr scalar_type value() const noexcept { return v; }
 
     template <class Sink>
@@ -82,6 +92,7 @@ struct ternary_expr : expression<ternary_expr<Op, A, B, C>> {
 
     constexpr ternary_expr(const A& a_, const B& b_, const C& c_)
         : a(a_), b(b_), c(c_), v(Op::value(a_.value(), b_.value(), c_.value())) {}
+    constexpr ternary_expr(const ternary_expr& o) : a(o.a), b(o.b), c(o.c), v(o.v) {}  // member-wise
     constexpr scalar_type value() const noexcept { return v; }
 
     template <class Sink>
