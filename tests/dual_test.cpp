@@ -28,8 +28,8 @@ using tapeflow::Real;
 
 static_assert(sizeof(Dual) == 16, "value + one tangent");
 static_assert(sizeof(DualVec<4>) == 40, "value + four tangents");
-static_assert(std::is_trivially_copyable_v<Dual> && std::is_trivially_copyable_v<DualVec<4>>,
-              "a Dual copies as plain bytes (vectors of them are moved by memcpy)");
+static_assert(std::is_nothrow_copy_constructible_v<Dual> && std::is_nothrow_move_constructible_v<DualVec<4>>,
+              "vectors of Duals grow without copying twice or throwing");
 static_assert(!std::is_convertible_v<Dual, double>, "no implicit conversion to double");
 static_assert(std::is_convertible_v<double, Dual> && std::is_convertible_v<int, Dual>,
               "numbers convert implicitly to a constant Dual");

@@ -66,7 +66,12 @@ inline constexpr bool always_false_v = false;
 /// Where the walk of a tree assigned to a Dual adds up the N tangent lanes.
 template <class S, std::size_t N>
 struct tangent_sink {
-    std::array<S, N> t{};  // zeros
+    // Starts at -0, not +0: -0 + x == x for every x, so the compiler drops
+    // the first addition (+0 + x is not x when x is -0, and stays).
+    std::array<S, N> t;
+    tangent_sink() noexcept {
+        for (S& x : t) x = -S(0);
+    }
 
     TAPEFLOW_ALWAYS_INLINE void add_tangent(S w, const std::array<S, N>& leaf) noexcept {
         for (std::size_t i = 0; i < N; ++i) t[i] += w * leaf[i];
@@ -85,10 +90,44 @@ struct is_tangent_sink : std::false_type {};
 template <class S, std::size_t N>
 struct is_tangent_sink<tangent_sink<S, N>> : std::true_type {};
 
+/// The members of basic_dual. With N > 1 copied member by member, lane by
+/// lane, as the expression nodes are (expr/nodes.hpp): with the implicit
+/// copy GCC moves a Dual captured in a tree, or pushed into a vector,
+/// through the stack with wide loads over narrower stores (stalled store
+/// forwarding): wide_jacobian with 4 lanes 0.8 -> 0.56 ms. With N = 1 the
+/// implicit copy (one 16-byte move) is the faster (least_squares 1.0x the
+/// primal against 1.7x member-wise).
+template <class S, std::size_t N, bool = (N > 1)>
+struct dual_members {
+    S value_;
+    std::array<S, N> tangent_;
+
+    constexpr dual_members(S v, const std::array<S, N>& t) noexcept : value_(v), tangent_(t) {}
+};
+template <class S, std::size_t N>
+struct dual_members<S, N, true> {
+    S value_;
+    std::array<S, N> tangent_;
+
+    constexpr dual_members(S v, const std::array<S, N>& t) noexcept : value_(v), tangent_(t) {}
+    constexpr dual_members(const dual_members& o) noexcept : value_(o.value_) {
+        for (std::size_t i = 0; i < N; ++i) tangent_[i] = o.tangent_[i];
+    }
+    constexpr dual_members& operator=(const dual_members& o) noexcept {
+        value_ = o.value_;
+        for (std::size_t i = 0; i < N; ++i) tangent_[i] = o.tangent_[i];
+        return *this;
+    }
+};
+
 }  // namespace detail
 
 template <class S, std::size_t N>
-class basic_dual : public expression<basic_dual<S, N>> {
+class basic_dual : public expression<basic_dual<S, N>>, private detail::dual_members<S, N> {
+    using members = detail::dual_members<S, N>;
+    using members::tangent_;
+    using members::value_;
+
     static_assert(N >= 1, "tapeflow::basic_dual<S, N> needs at least one tangent lane (N >= 1)");
     static_assert(!std::is_integral_v<S>,
                   "tapeflow::basic_dual<S, N> needs a floating-point S (float, double, long double)");
@@ -103,18 +142,18 @@ public:
     static constexpr std::size_t depth = 0;
 
     /// A passive zero (value 0, tangents 0).
-    constexpr basic_dual() noexcept : value_(0), tangent_{} {}
+    constexpr basic_dual() noexcept : members(S(0), tangent_type{}) {}
     /// A constant: tangents 0.
     template <class T, std::enable_if_t<detail::is_passive_v<T>, int> = 0>
-    constexpr basic_dual(T value) noexcept : value_(static_cast<S>(value)), tangent_{} {}
+    constexpr basic_dual(T value) noexcept : members(static_cast<S>(value), tangent_type{}) {}
     /// A value with the tangent of lane 0 (N = 1: the tangent).
-    constexpr basic_dual(S value, S tangent) noexcept : value_(value), tangent_{} { tangent_[0] = tangent; }
+    constexpr basic_dual(S value, S tangent) noexcept : members(value, tangent_type{}) { tangent_[0] = tangent; }
     /// A value with all N tangents.
-    constexpr basic_dual(S value, const tangent_type& tangents) noexcept : value_(value), tangent_(tangents) {}
+    constexpr basic_dual(S value, const tangent_type& tangents) noexcept : members(value, tangents) {}
     /// Evaluates `e` with its tangents. `e` must be an rvalue: a named
     /// expression is rejected (see detail::check_not_named).
     template <class E, std::enable_if_t<detail::is_node_v<detail::bare_t<E>>, int> = 0>
-    TAPEFLOW_ALWAYS_INLINE basic_dual(E&& e) noexcept {
+    TAPEFLOW_ALWAYS_INLINE basic_dual(E&& e) noexcept : members(S(0), tangent_type{}) {
         detail::check_not_named<E>();
         assign(e);
     }
@@ -133,12 +172,23 @@ public:
         return *this;
     }
 
+    // Compound assignment puts *this LAST in the tree (x + *this, not *this +
+    // x): the walk then adds this->tangents last, so in a loop `s += a * b`
+    // the tangent depends on the previous iteration through one addition,
+    // as the value does, not through the whole sum (lstm: 4.2x -> see
+    // docs/modes.md). The values are the same: a + b == b + a and
+    // a - b == (-b) + a exactly in IEEE arithmetic.
     template <class T, std::enable_if_t<detail::is_operand_v<detail::bare_t<T>>, int> = 0>
-    basic_dual& operator+=(T&& x) noexcept { return *this = *this + std::forward<T>(x); }
+    basic_dual& operator+=(T&& x) noexcept { return *this = std::forward<T>(x) + *this; }
     template <class T, std::enable_if_t<detail::is_operand_v<detail::bare_t<T>>, int> = 0>
-    basic_dual& operator-=(T&& x) noexcept { return *this = *this - std::forward<T>(x); }
+    basic_dual& operator-=(T&& x) noexcept {
+        if constexpr (detail::is_passive_v<detail::bare_t<T>>)
+            return *this = *this - x;  // a number: -x would wrap for unsigned types
+        else
+            return *this = -std::forward<T>(x) + *this;
+    }
     template <class T, std::enable_if_t<detail::is_operand_v<detail::bare_t<T>>, int> = 0>
-    basic_dual& operator*=(T&& x) noexcept { return *this = *this * std::forward<T>(x); }
+    basic_dual& operator*=(T&& x) noexcept { return *this = std::forward<T>(x) * *this; }
     template <class T, std::enable_if_t<detail::is_operand_v<detail::bare_t<T>>, int> = 0>
     basic_dual& operator/=(T&& x) noexcept { return *this = *this / std::forward<T>(x); }
 
@@ -202,21 +252,25 @@ private:
                       "with the same N (a Real is reverse mode; Duals with other lane counts do not "
                       "mix); pass a value across with .value()");
         // The tree holds copies of its operands, so `x = x * y` reads the old x.
-        detail::tangent_sink<S, N> sink;
-        if constexpr (E::leaf_count != 0) e.push(sink, S(1));
-        value_ = e.value();
-        tangent_ = sink.t;
+        if constexpr (E::leaf_count == 0) {
+            value_ = e.value();
+            tangent_ = tangent_type{};
+        } else {
+            detail::tangent_sink<S, N> sink;
+            e.push(sink, S(1));
+            value_ = e.value();
+            tangent_ = sink.t;
+        }
     }
 
     constexpr void check_lane(std::size_t lane) const {
-        if (lane >= N)
-            throw usage_error("basic_dual: tangent lane " + std::to_string(lane) + " does not exist: " +
-                              "this type has " + std::to_string(N) + " lane(s), 0 to " +
-                              std::to_string(N - 1));
+        if (lane >= N) no_such_lane(lane);
+    }
+    [[noreturn]] TAPEFLOW_COLD static void no_such_lane(std::size_t lane) {
+        throw usage_error("basic_dual: tangent lane " + std::to_string(lane) + " does not exist: " +
+                          "this type has " + std::to_string(N) + " lane(s), 0 to " + std::to_string(N - 1));
     }
 
-    S value_;
-    tangent_type tangent_;
 };
 
 /// Forward mode in double, one direction.
