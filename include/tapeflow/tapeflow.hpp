@@ -6,6 +6,11 @@
 //                     tapeflow::gradient / value_and_gradient / jacobian.
 //   tapeflow::tape    the tape behind Real, for simulations that record
 //                     once and sweep many times (tape::active()).
+//   tapeflow::Dual    forward mode: a double with a tangent, no tape
+//                     (dual.hpp). basic_dual<double, N> carries N
+//                     directions at once. tapeflow::derivative (J v) and
+//                     jacobian_forward, for few inputs and many outputs
+//                     (forward_drivers.hpp, docs/modes.md).
 //   tapeflow::Region  RAII scope that groups records (a time step, a loop
 //                     body) for statistics.
 //   tapeflow::custom_adjoint / external_function
@@ -29,11 +34,13 @@
 #include "config.hpp"
 #include "custom_adjoint.hpp"
 #include "drivers.hpp"
+#include "dual.hpp"
 #include "error.hpp"
 #include "expr/binary_functions.hpp"
 #include "expr/binary_operators.hpp"
 #include "expr/comparisons.hpp"
 #include "expr/unary_functions.hpp"
+#include "forward_drivers.hpp"
 #include "hw/hardware_model.hpp"
 #include "real.hpp"
 #include "std.hpp"

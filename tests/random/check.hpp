@@ -34,7 +34,14 @@
 //              a saturated erf whose tiny slope a loop then amplifies, or
 //              some value inside not linear over the stencil: linear_at):
 //              == dual and == reverse within 1e-5.
-//   values     the double, dual and reverse runs compute bit-identical values.
+//   forward    (forward_program, forward_vector_program) tapeflow::Dual, one
+//              run per input, and basic_dual<double, 4> / <double, 2> through
+//              jacobian_forward (ceil(n / N) runs): == dual numbers and ==
+//              reverse (configuration 0) within the tolerance of reverse, and
+//              == finite differences as above. Programs with an eigen
+//              statement are skipped (interpreter_eigen.cpp is not compiled
+//              for tapeflow's Duals): tally.forward_skipped.
+//   values     the double, dual, forward and reverse runs compute bit-identical values.
 #pragma once
 
 #include <array>
@@ -70,6 +77,8 @@ struct tallies {
     std::uint64_t externals = 0;  ///< custom-adjoint entries (custom and eigen statements) recorded
     std::uint64_t compressed_tiles = 0, compressed_bytes = 0;  ///< spilled with zstd, bytes on disk
     std::uint64_t plain_tile_bytes = 0;                         ///< ... and their size uncompressed
+    std::uint64_t forward_programs = 0;  ///< run in forward mode (forward_program, forward_vector_program)
+    std::uint64_t forward_skipped = 0;   ///< ... of which skipped: an eigen statement
     double worst_ad = 0, worst_fd = 0;  ///< largest error / tolerance seen (< 1 passes)
     std::array<std::uint64_t, std::size_t(op::count)> uses{};
     std::array<std::uint64_t, std::size_t(stmt::count)> kinds{};
@@ -193,6 +202,74 @@ public:
         }
     }
 
+    /// One program with one output in forward mode: tapeflow::Dual (one run
+    /// per input) and jacobian_forward<4> against the dual numbers, the
+    /// reverse gradient and finite differences.
+    void forward_program(std::uint64_t seed, generator_options o) {
+        o.outputs = 1;
+        const program p = generator(seed, o).make();
+        reference r;
+        if (!forward(p, r)) return;
+        ++tally.forward_programs;
+        try {
+            const std::vector<std::vector<double>> tangents = dual_columns(p, r);
+            const std::vector<std::vector<double>> lanes = forward_lanes<4>(p, r);
+            default_.activate();
+            const auto f = [&](const std::vector<tapeflow::Real>& x) {
+                return std::move(interpreter<tapeflow::Real>(p).run(x)[0]);
+            };
+            const std::vector<double> reverse = tapeflow::gradient(f, r.x);
+            for (std::size_t i = 0; i < r.x.size(); ++i) {
+                const double m = r.magnitude[0][i];
+                compare_as(p, "tapeflow::Dual against the dual numbers", 0, i, tangents[0][i],
+                           r.jacobian[0][i], m);
+                compare_as(p, "jacobian_forward<4> against the dual numbers", 0, i, lanes[0][i],
+                           r.jacobian[0][i], m);
+                compare_as(p, "tapeflow::Dual against reverse", 0, i, tangents[0][i], reverse[i], m);
+                compare_as(p, "jacobian_forward<4> against reverse", 0, i, lanes[0][i], reverse[i], m);
+            }
+            finite_differences(p, r, tangents[0], "forward");
+        } catch (const unsupported_statement&) {
+            ++tally.forward_skipped;
+        } catch (const std::exception& e) {
+            ++tally.errors;
+            fail(p, std::string("forward mode: exception: ") + e.what());
+        }
+    }
+
+    /// One program with several outputs: jacobian_forward with 1, 2 and 4
+    /// lanes against the dual numbers and against jacobian() (reverse).
+    void forward_vector_program(std::uint64_t seed, const generator_options& o) {
+        const program p = generator(seed, o).make();
+        reference r;
+        if (!forward(p, r)) return;
+        ++tally.forward_programs;
+        try {
+            const std::vector<std::vector<double>> J[3] = {forward_lanes<1>(p, r), forward_lanes<2>(p, r),
+                                                           forward_lanes<4>(p, r)};
+            const char* what[3] = {"jacobian_forward<1>", "jacobian_forward<2>", "jacobian_forward<4>"};
+            default_.activate();
+            const auto f = [&](const std::vector<tapeflow::Real>& x) {
+                return interpreter<tapeflow::Real>(p).run(x);
+            };
+            const std::vector<std::vector<double>> reverse = tapeflow::jacobian(f, r.x);
+            for (int l = 0; l < 3; ++l) {
+                if (J[l].size() != r.jacobian.size())
+                    throw std::runtime_error(std::string(what[l]) + " has the wrong number of rows");
+                for (std::size_t k = 0; k < J[l].size(); ++k)
+                    for (std::size_t i = 0; i < J[l][k].size(); ++i) {
+                        compare_as(p, what[l], k, i, J[l][k][i], r.jacobian[k][i], r.magnitude[k][i]);
+                        compare_as(p, what[l], k, i, J[l][k][i], reverse[k][i], r.magnitude[k][i]);
+                    }
+            }
+        } catch (const unsupported_statement&) {
+            ++tally.forward_skipped;
+        } catch (const std::exception& e) {
+            ++tally.errors;
+            fail(p, std::string("forward mode, jacobian_forward: exception: ") + e.what());
+        }
+    }
+
 private:
     /// The tape of configuration c.
     tapeflow::tape* tape_of(std::size_t c) {
@@ -224,6 +301,35 @@ private:
         std::vector<std::vector<double>> jacobian;   ///< [output][input], from the dual numbers
         std::vector<std::vector<double>> magnitude;  ///< sum of |terms| of each entry (dual_magnitude)
     };
+
+    /// [output][input] from tapeflow::Dual, one run per input seeded with
+    /// tangent 1; checks the path and the values against the double run.
+    std::vector<std::vector<double>> dual_columns(const program& p, const reference& r) {
+        std::vector<std::vector<double>> J(r.y.size(), std::vector<double>(r.x.size()));
+        for (std::size_t i = 0; i < r.x.size(); ++i) {
+            std::vector<tapeflow::Dual> x(r.x.begin(), r.x.end());
+            x[i].set_tangent(1.0);
+            interpreter<tapeflow::Dual> run(p);
+            const std::vector<tapeflow::Dual> y = run.run(x);
+            if (run.signature != r.signature)
+                value_failure(p, "a tapeflow::Dual run took another path than the double run");
+            for (std::size_t k = 0; k < y.size(); ++k) {
+                if (y[k].value() != r.y[k]) value_failure(p, "a tapeflow::Dual value differs from the double run");
+                J[k][i] = y[k].tangent();
+            }
+        }
+        return J;
+    }
+
+    /// The Jacobian by tapeflow::jacobian_forward<N>.
+    template <std::size_t N>
+    std::vector<std::vector<double>> forward_lanes(const program& p, const reference& r) {
+        const auto f = [&](const auto& x) {
+            using D = typename std::decay_t<decltype(x)>::value_type;
+            return interpreter<D>(p).run(x);
+        };
+        return tapeflow::jacobian_forward<N>(f, r.x);
+    }
 
     /// Inputs, the double run and the dual runs; false when the run is rejected.
     bool forward(const program& p, reference& r) {
@@ -351,6 +457,10 @@ private:
     /// zero: products of partials underflow differently in the two orders.
     void compare(const program& p, std::size_t config, std::size_t output, std::size_t input, double reverse,
                  double exact, double magnitude) {
+        compare_as(p, names[config], output, input, reverse, exact, magnitude);
+    }
+    void compare_as(const program& p, const char* what, std::size_t output, std::size_t input, double reverse,
+                    double exact, double magnitude) {
         ++tally.entries;
         const double tolerance =
             ad_relative * std::fmax(std::fabs(reverse), std::fabs(exact)) + ad_absolute * magnitude + 1e-100;
@@ -362,12 +472,14 @@ private:
         ++tally.ad_mismatches;
         std::ostringstream s;
         s.precision(17);
-        s << names[config] << ", output " << output << ", input " << input << ": reverse " << reverse
+        s << what << ", output " << output << ", input " << input << ": reverse " << reverse
           << ", dual " << exact << " (terms of magnitude " << magnitude << ")";
         fail(p, s.str());
     }
 
-    void finite_differences(const program& p, const reference& r, const std::vector<double>& reverse);
+    /// `derivative` (of the mode named `mode`) and the dual numbers against finite differences.
+    void finite_differences(const program& p, const reference& r, const std::vector<double>& derivative,
+                            const char* mode = "reverse");
 
     /// Whether every value the program computes moves linearly over the
     /// stencil: its central differences at steps h, 2h and 4h (values[s][0]

@@ -11,7 +11,7 @@
 namespace tapeflow_random {
 
 inline void differential::finite_differences(const program& p, const reference& r,
-                                             const std::vector<double>& reverse) {
+                                             const std::vector<double>& reverse, const char* mode) {
     const std::vector<double>& exact = r.jacobian[0];
     for (std::size_t i = 0; i < r.x.size(); ++i) {
         // Central differences D(s) at s = h, 2h, 4h; Richardson R(s) = (4 D(s) - D(2s)) / 3
@@ -90,7 +90,7 @@ inline void differential::finite_differences(const program& p, const reference& 
                 ++tally.fd_mismatches;
                 std::ostringstream s;
                 s.precision(17);
-                s << "input " << i << ": " << (k == 0 ? "dual " : "reverse ") << g[k]
+                s << "input " << i << ": " << (k == 0 ? "dual" : mode) << " " << g[k]
                   << ", finite differences " << r1 << " (h " << h << ", noise " << noise << ")";
                 fail(p, s.str());
             }

@@ -1,5 +1,6 @@
 // tests/random/interpreter.hpp - runs a random program (program.hpp) with
-// any number type: tapeflow::Real, the tests' dual number, or double.
+// any number type: tapeflow::Real, tapeflow::basic_dual, the tests' dual
+// number, or double.
 //
 // The same code runs for every type, so the three runs compute the same
 // primal values bit for bit and take the same branches. Math functions are
@@ -35,11 +36,24 @@
 #include "fused.hpp"
 #include "interpreter_custom.hpp"
 #include "program.hpp"
+#include "support/dual.hpp"
 #ifdef TAPEFLOW_RANDOM_EIGEN
 #include "interpreter_eigen.hpp"
 #endif
 
 namespace tapeflow_random {
+
+/// Thrown for a statement the interpreter cannot run with the number type
+/// (eigen statements with tapeflow's Duals): the caller skips the program.
+struct unsupported_statement : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+/// The number types interpreter_eigen.cpp is compiled for.
+template <class T>
+inline constexpr bool eigen_instantiated =
+    std::is_same_v<T, double> || std::is_same_v<T, tapeflow_test::dual> ||
+    std::is_same_v<T, tapeflow_test::dual_magnitude> || std::is_same_v<T, tapeflow::Real>;
 
 template <class T>
 class interpreter {
@@ -389,9 +403,14 @@ void interpreter<T>::custom(const statement& s) {
 template <class T>
 void interpreter<T>::eigen([[maybe_unused]] const statement& s) {
 #ifdef TAPEFLOW_RANDOM_EIGEN
-    ++eigen_uses[std::size_t(eigen_form_index(s.form, s.api))];
-    std::vector<T> y = eigen_results<T>(s, read_);
-    for (std::size_t j = 0; j < s.outs.size(); ++j) put(s.outs[j], std::move(y[j]));
+    if constexpr (eigen_instantiated<T>) {
+        ++eigen_uses[std::size_t(eigen_form_index(s.form, s.api))];
+        std::vector<T> y = eigen_results<T>(s, read_);
+        for (std::size_t j = 0; j < s.outs.size(); ++j) put(s.outs[j], std::move(y[j]));
+    } else {
+        throw unsupported_statement("an eigen statement with a number type that interpreter_eigen.cpp "
+                                    "does not instantiate");
+    }
 #else
     throw std::logic_error("an eigen statement in a test built without Eigen (TAPEFLOW_RANDOM_EIGEN)");
 #endif

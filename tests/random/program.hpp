@@ -215,6 +215,7 @@ struct generator_options {
     int outputs = 1;
     double passive_output = 0.03;  ///< chance that an output is a constant
     double squash_above = 100;
+    bool eigen = true;  ///< eigen statements (when built with Eigen); off: custom ones in their place
 };
 
 class generator {

@@ -21,7 +21,7 @@ inline statement generator::statement_(int nesting) {
     // nested kinds below (blocks, branches, loops, regions).
     if (roll >= 65 && roll < 73) {
 #ifdef TAPEFLOW_RANDOM_EIGEN
-        if (roll >= 69) {
+        if (roll >= 69 && o_.eigen) {
             eigen_(s);
             return s;
         }

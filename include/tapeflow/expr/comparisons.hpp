@@ -8,11 +8,13 @@
 #include <ostream>
 
 #include "expression.hpp"
+#include "mode.hpp"
 
 namespace tapeflow {
 namespace detail {
 template <class A, class B>
 constexpr void check_same_scalar() {
+    check_same_mode<A, B>();
     static_assert(same_scalar_v<scalar_of_t<A, B>, A, B>,
                   "tapeflow: comparing operands of different scalar types; convert one explicitly");
 }

@@ -54,9 +54,15 @@ struct is_real<basic_real<S>> : std::true_type {};
 template <class T>
 inline constexpr bool is_expression_v = std::is_base_of_v<expression<T>, T>;
 
-/// A tree of operations (or a leaf captured in one): an expression that is not a Real.
+/// An active variable type: a leaf of trees, never a tree itself. basic_real
+/// here; tapeflow/dual.hpp adds basic_dual.
 template <class T>
-inline constexpr bool is_node_v = is_expression_v<T> && !is_real<T>::value;
+struct is_variable : is_real<T> {};
+
+/// A tree of operations (or a leaf captured in one): an expression that is
+/// not a variable (a Real or a Dual).
+template <class T>
+inline constexpr bool is_node_v = is_expression_v<T> && !is_variable<T>::value;
 
 /// A plain number that may stand beside an expression (int, double, ...).
 template <class T>

@@ -16,6 +16,7 @@
 #pragma once
 
 #include "expression.hpp"
+#include "mode.hpp"
 
 namespace tapeflow {
 namespace detail {
@@ -131,6 +132,7 @@ constexpr auto make_unary(const bare_t<A>& a) {
 template <class Op, class A, class B>
 constexpr auto make_binary(const bare_t<A>& a, const bare_t<B>& b) {
     check_not_named<A, B>();
+    check_same_mode<bare_t<A>, bare_t<B>>();
     using S = scalar_of_t<bare_t<A>, bare_t<B>>;
     static_assert(same_scalar_v<S, bare_t<A>, bare_t<B>>,
                   "tapeflow: operands have different scalar types (e.g. basic_real<float> "
@@ -141,6 +143,7 @@ constexpr auto make_binary(const bare_t<A>& a, const bare_t<B>& b) {
 template <class Op, class A, class B, class C>
 constexpr auto make_ternary(const bare_t<A>& a, const bare_t<B>& b, const bare_t<C>& c) {
     check_not_named<A, B, C>();
+    check_same_mode<bare_t<A>, bare_t<B>, bare_t<C>>();
     using S = scalar_of_t<bare_t<A>, bare_t<B>, bare_t<C>>;
     static_assert(same_scalar_v<S, bare_t<A>, bare_t<B>, bare_t<C>>,
                   "tapeflow: operands have different scalar types; convert one explicitly");
