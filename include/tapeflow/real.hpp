@@ -146,7 +146,10 @@ private:
 
     TAPEFLOW_ALWAYS_INLINE void drop_identifier() noexcept {
         if (id_ != 0) {
-            if (tape_type* tape = tape_type::active_slot()) tape->release(id_, tag_);
+            if (tape_type* tape = tape_type::active_slot())
+                tape->release(id_, tag_);
+            else
+                tape_type::release_to_owner(id_, tag_);
             id_ = 0;
         }
     }

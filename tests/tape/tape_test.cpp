@@ -14,6 +14,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -1017,4 +1018,58 @@ TEST_CASE("misuse from a progress callback: sweep, reset or start_recording insi
     double dy = 1.0;
     for (int i = 0; i < 200; ++i) dy = 1.01 * dy + 0.001;
     CHECK(t.adjoint(x2) == Approx(dy).epsilon(1e-13));
+}
+
+TEST_CASE("identifiers of a tape's variables that die or are reassigned while another tape is active go back to their tape") {
+    // Issue 17, failure 12: they leaked, 100 000 per round of such a loop,
+    // until every statement of the first tape threw "more than 134217727
+    // active variables".
+    tapeflow::tape a, b;
+    std::size_t peak_after_first_round = 0;
+    for (int round = 0; round < 20; ++round) {
+        {
+            a.reset();
+            a.start_recording();
+            Real x = 1.5;
+            a.register_input(x);
+            auto many = std::make_unique<std::vector<Real>>();
+            for (int i = 0; i < 1000; ++i) many->push_back(x * double(i + 1));
+            Real reassigned = x * x;
+            a.stop_recording();
+            CHECK(a.statistics().live_identifiers >= 1002);
+
+            b.reset();
+            b.start_recording();  // b is the active tape from here on
+            many.reset();         // a's variables die while b is active
+            CHECK(a.statistics().live_identifiers == 2);  // x and `reassigned`
+            Real y = 2.0;
+            b.register_input(y);
+            reassigned = y * 3.0;  // recorded on b: its identifier on a goes back to a
+            CHECK(a.statistics().live_identifiers == 1);
+            CHECK(reassigned.tape_tag() == b.serial());
+            b.register_output(reassigned);
+            b.stop_recording();
+            b.set_adjoint(reassigned, 1.0);
+            b.sweep();
+            CHECK(b.adjoint(y) == 3.0);
+        }  // x dies here, b still active
+        CHECK(a.statistics().live_identifiers == 0);
+        if (round == 0) peak_after_first_round = a.statistics().peak_identifiers;
+        CHECK(a.statistics().peak_identifiers == peak_after_first_round);  // no growth round after round
+    }
+}
+
+TEST_CASE("a variable whose tape was destroyed dies quietly, with or without an active tape") {
+    auto gone = std::make_unique<tapeflow::tape>();
+    gone->start_recording();
+    auto x = std::make_unique<Real>(2.0);
+    gone->register_input(*x);
+    Real y = *x * *x;
+    gone->stop_recording();
+    gone.reset();  // nothing to give the identifiers back to
+    tapeflow::tape other;
+    other.start_recording();
+    x.reset();  // dies while `other` is active: `other` is left alone
+    CHECK(other.statistics().live_identifiers == 0);
+    other.stop_recording();
 }

@@ -81,6 +81,7 @@ public:
           stream_(options_) {
         scalar_buffers_.prepare();
         identifier_buffers_.prepare();
+        if (auto* mine = thread_tapes()) mine->push_back({serial_, this});
     }
 
     basic_tape(const basic_tape&) = delete;
@@ -88,6 +89,13 @@ public:
 
     ~basic_tape() {
         if (active_slot() == this) active_slot() = nullptr;
+        if (auto* mine = thread_tapes())
+            for (auto& t : *mine)
+                if (t.serial == serial_) {
+                    t = mine->back();
+                    mine->pop_back();
+                    break;
+                }
     }
 
     // ---- which tape records -------------------------------------------------
@@ -453,10 +461,33 @@ public:
     buffer_pool<Scalar>& scalar_buffers() noexcept { return scalar_buffers_; }
     buffer_pool<identifier>& identifier_buffers() noexcept { return identifier_buffers_; }
 
-    /// Gives identifier `id` back if it belongs to this tape; sets it to 0.
+    /// Gives identifier `id` back to the tape whose serial is `tag` (this
+    /// one, or another tape of the calling thread); sets it to 0.
     TAPEFLOW_ALWAYS_INLINE void release(identifier& id, std::uint32_t tag) noexcept {
-        if (id != 0 && tag == serial_) ids_.release(id);
+        if (id != 0) {
+            if (TAPEFLOW_LIKELY(tag == serial_))
+                ids_.release(id);
+            else
+                release_to_owner(id, tag);
+        }
         id = 0;
+    }
+
+    /// The same when no tape is at hand (a variable dies while its thread
+    /// has no active tape).
+    static void release_to_owner(identifier id, std::uint32_t tag) noexcept {
+        // A variable of tape A that dies (or is assigned) while tape B is
+        // active: without this, A never got the identifier back, and a loop
+        // doing that exhausted A's identifiers. Only the calling thread's
+        // tapes are searched: a tape's pool is its owner thread's alone. A
+        // tape of another thread, or one that no longer exists, keeps
+        // nothing to give back to.
+        if (auto* mine = thread_tapes())
+            for (const auto& t : *mine)
+                if (t.serial == tag) {
+                    t.tape->ids_.release(id);
+                    return;
+                }
     }
 
 private:
@@ -588,6 +619,25 @@ private:
         o.sweep_begins(c);
     }
 
+    /// The tapes alive on the calling thread, by serial: where an
+    /// identifier of a tape other than the active one goes back.
+    struct thread_tape {
+        std::uint32_t serial;
+        basic_tape* tape;
+    };
+    /// nullptr once the list is destroyed at thread exit (a tape with
+    /// static storage, destroyed after the main thread's thread_locals).
+    static std::vector<thread_tape>* thread_tapes() noexcept {
+        static thread_local bool gone = false;  // trivially destructible: readable to the end
+        struct list {
+            std::vector<thread_tape> tapes;
+            ~list() { gone = true; }
+        };
+        if (gone) return nullptr;
+        static thread_local list mine;
+        return &mine.tapes;
+    }
+
     void grow_adjoints() {
         if (adjoints_.size() < ids_.capacity()) adjoints_.resize(ids_.capacity(), Scalar(0));
     }
@@ -596,6 +646,7 @@ private:
     TAPEFLOW_ALWAYS_INLINE void finish_record(identifier& lhs, std::uint32_t& tag, std::byte* at,
                                               std::uint32_t k) {
         if (lhs == 0 || tag != serial_) {
+            if (TAPEFLOW_UNLIKELY(lhs != 0)) release_to_owner(lhs, tag);  // another tape's variable
             lhs = ids_.acquire();
             tag = serial_;
         }
