@@ -29,6 +29,7 @@
 // (a gradient inside the function being differentiated) are not supported.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <initializer_list>
 #include <optional>
@@ -291,10 +292,64 @@ std::vector<Scalar> gradient(F&& f, std::initializer_list<Scalar> x) {
     return gradient(std::forward<F>(f), std::vector<Scalar>(x));
 }
 
-/// Jacobian of F at x: row i is the gradient of output i. One recording,
-/// one sweep per output.
-template <class F, class X>
+namespace detail {
+
+// Rows of the Jacobian by vector sweeps: outputs [first, first + Lanes) are
+// seeded in lanes 0 .. Lanes-1, and one sweep gives their rows.
+template <std::size_t Lanes, class Scalar, class In, class Out>
+void jacobian_rows_by_lanes(basic_tape<Scalar>& tape, const In& in, const Out& out,
+                            std::vector<std::vector<Scalar>>& rows) {
+    const std::size_t n = std::size_t(in.size()), m = std::size_t(out.size());
+    lane_adjoints<Scalar, Lanes> bar(tape);
+    for (std::size_t first = 0; first < m; first += Lanes) {
+        const std::size_t count = std::min(Lanes, m - first);
+        bar.clear();
+        for (std::size_t l = 0; l < count; ++l) bar.set(out.data()[first + l], l, Scalar(1));
+        tape.sweep(bar);
+        for (std::size_t l = 0; l < count; ++l) {
+            Scalar* row = rows[first + l].data();
+            for (std::size_t j = 0; j < n; ++j) row[j] = bar.get(in.data()[j], l);
+        }
+    }
+}
+
+// Rows of the Jacobian by one scalar sweep per output.
+template <class Scalar, class In, class Out>
+void jacobian_rows_by_sweeps(basic_tape<Scalar>& tape, const In& in, const Out& out,
+                             std::vector<std::vector<Scalar>>& rows) {
+    const std::size_t n = std::size_t(in.size()), m = std::size_t(out.size());
+    for (std::size_t i = 0; i < m; ++i) {
+        tape.clear_adjoints();
+        tape.set_adjoint(out.data()[i], Scalar(1));
+        tape.sweep();
+        tape.adjoints(in.data(), in.data() + n, rows[i].data());
+    }
+    tape.clear_adjoints();
+}
+
+}  // namespace detail
+
+/// Largest number of lanes jacobian() chooses by itself.
+inline constexpr std::size_t jacobian_default_lanes = 8;
+
+/// Jacobian of F at x: row i is the gradient of output i. One recording;
+/// then vector reverse sweeps (tape/lane_adjoints.hpp) that carry `Lanes`
+/// outputs at once, ceil(m / Lanes) sweeps for m outputs. `Lanes` = 0 (the
+/// default) chooses: one scalar sweep for one output, else 2, 4 or 8 lanes
+/// (the fewest that hold every output, at most jacobian_default_lanes).
+/// `jacobian<1>(f, x)` sweeps once per output with the tape's scalar
+/// adjoints. The rows are the same either way, bit for bit (unless the
+/// compiler contracts the sweeps' multiply-adds differently).
+///
+/// **Example**:
+///   auto F = [](const std::vector<tapeflow::Real>& v) {
+///       return std::array<tapeflow::Real, 2>{v[0] * v[1], sin(v[0])};
+///   };
+///   auto J = tapeflow::jacobian(F, std::vector<double>{1.0, 2.0});   // {{2, 1}, {cos 1, 0}}
+///   auto J16 = tapeflow::jacobian<16>(F, x);                          // 16 outputs per sweep
+template <std::size_t Lanes = 0, class F, class X>
 auto jacobian(F&& f, const X& x) {
+    static_assert(Lanes <= 64, "tapeflow::jacobian<Lanes>: at most 64 lanes (0 chooses, 1 is scalar sweeps)");
     if constexpr (detail::check_inputs<X>()) {
         using Scalar = detail::scalar_t<X>;
         using rows_type = std::vector<std::vector<Scalar>>;
@@ -312,15 +367,22 @@ auto jacobian(F&& f, const X& x) {
                 tape.stop_recording();
             }
             const auto& in = std::get<0>(inputs->values);
-            const std::size_t n = std::size_t(in.size()), m = std::size_t(outputs->size());
+            const auto& out = *outputs;
+            const std::size_t n = std::size_t(in.size()), m = std::size_t(out.size());
             rows_type rows(m, std::vector<Scalar>(n));
-            for (std::size_t i = 0; i < m; ++i) {
-                tape.clear_adjoints();
-                tape.set_adjoint(outputs->data()[i], Scalar(1));
-                tape.sweep();
-                tape.adjoints(in.data(), in.data() + n, rows[i].data());
+            if constexpr (Lanes == 1) {
+                detail::jacobian_rows_by_sweeps(tape, in, out, rows);
+            } else if constexpr (Lanes > 1) {
+                detail::jacobian_rows_by_lanes<Lanes>(tape, in, out, rows);
+            } else if (m <= 1) {
+                detail::jacobian_rows_by_sweeps(tape, in, out, rows);
+            } else if (m <= 2) {
+                detail::jacobian_rows_by_lanes<2>(tape, in, out, rows);
+            } else if (m <= 4) {
+                detail::jacobian_rows_by_lanes<4>(tape, in, out, rows);
+            } else {
+                detail::jacobian_rows_by_lanes<jacobian_default_lanes>(tape, in, out, rows);
             }
-            tape.clear_adjoints();
             return rows;
         } else {
             return rows_type{};
@@ -330,9 +392,9 @@ auto jacobian(F&& f, const X& x) {
     }
 }
 
-template <class F, class Scalar>
+template <std::size_t Lanes = 0, class F, class Scalar>
 std::vector<std::vector<Scalar>> jacobian(F&& f, std::initializer_list<Scalar> x) {
-    return jacobian(std::forward<F>(f), std::vector<Scalar>(x));
+    return jacobian<Lanes>(std::forward<F>(f), std::vector<Scalar>(x));
 }
 
 }  // namespace tapeflow
