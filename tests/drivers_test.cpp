@@ -392,3 +392,26 @@ TEST_CASE("float inputs in a std::array give a float gradient") {
     CHECK(g[0] == 9.0f);
     CHECK(g[1] == 12.0f);
 }
+
+TEST_CASE("jacobian by lanes (default and jacobian<N>) equals one scalar sweep per output, bit for bit") {
+    // 13 outputs: one full block of 8 lanes and a partial one
+    auto F = [](const std::vector<Real>& v) {
+        std::vector<Real> y;
+        for (int k = 0; k < 13; ++k) y.push_back(sin(v[std::size_t(k) % 3] * (k + 1)) * v[(std::size_t(k) + 1) % 3] + k);
+        return y;
+    };
+    const std::vector<double> x{0.4, -0.9, 1.3};
+    const auto scalar = tapeflow::jacobian<1>(F, x);
+    REQUIRE(scalar.size() == 13);
+    for (int k = 0; k < 13; ++k) {
+        const std::size_t i = std::size_t(k) % 3, j = (std::size_t(k) + 1) % 3;
+        CHECK(scalar[std::size_t(k)][i] == Approx(std::cos(x[i] * (k + 1)) * (k + 1) * x[j]).epsilon(1e-14));
+        CHECK(scalar[std::size_t(k)][j] == Approx(std::sin(x[i] * (k + 1))).epsilon(1e-14));
+    }
+    CHECK(tapeflow::jacobian(F, x) == scalar);
+    CHECK(tapeflow::jacobian<8>(F, x) == scalar);
+    CHECK(tapeflow::jacobian<5>(F, x) == scalar);
+    CHECK(tapeflow::jacobian<16>(F, {0.4, -0.9, 1.3}) == scalar);
+    // the tape's adjoints are left at 0 either way
+    CHECK(tapeflow::tape::active().adjoint(tapeflow::identifier(1)) == 0.0);
+}
