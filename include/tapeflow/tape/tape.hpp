@@ -38,6 +38,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "../config.hpp"
@@ -715,9 +716,11 @@ private:
     }
 
     // The vector sweep: sweep_records with Lanes adjoints per identifier
-    // (tape/lane_adjoints.hpp). A lane whose lhs adjoint is 0 adds nothing,
-    // as the scalar sweep skips such a record: lane l is bit for bit a
-    // scalar sweep (with a partial of inf or NaN, 0 * partial would not be 0).
+    // (tape/lane_adjoints.hpp). Lane l does what a scalar sweep does: a lane
+    // whose lhs adjoint is 0 adds nothing. With a finite partial, adding
+    // partial * 0 = +-0 changes no adjoint, so the loop over the lanes has no
+    // branch (it vectorizes); a partial of inf or NaN (at a non-differentiable
+    // point) takes the masked loop, where 0 * inf would have made a NaN.
     template <std::size_t Lanes>
     void sweep_lane_records(const std::byte* cursor, const std::byte* stop, Scalar* adjoint) {
         reverse_record_reader<Scalar> r(stop, cursor);
@@ -725,23 +728,37 @@ private:
             const record_header h = r.previous();
             Scalar* const row = adjoint + std::size_t(h.lhs) * Lanes;
             Scalar a[Lanes];
-            bool any = false;
-            for (std::size_t l = 0; l < Lanes; ++l) {
-                a[l] = row[l];
-                row[l] = Scalar(0);
-                any |= a[l] != Scalar(0);
-            }
-            if (!any) {
+            for (std::size_t l = 0; l < Lanes; ++l) a[l] = row[l];
+            // (a row of zeros is left as it is, as the scalar sweep's store
+            // of 0 would leave it, but for the sign of a -0)
+            if (!any_nonzero<Lanes>(a)) {
                 // external entries have lhs 0, whose row is always 0
                 if (TAPEFLOW_UNLIKELY(h.count == 0)) run_external_lanes(r.take_external(), adjoint, Lanes);
                 continue;
             }
-            for (std::uint32_t i = 0; i < h.count; ++i) {
-                Scalar* const target = adjoint + std::size_t(r.id(i)) * Lanes;
-                const Scalar p = r.partial(i);
-                for (std::size_t l = 0; l < Lanes; ++l) target[l] += a[l] != Scalar(0) ? p * a[l] : Scalar(0);
-            }
+            for (std::size_t l = 0; l < Lanes; ++l) row[l] = Scalar(0);
+            for (std::uint32_t i = 0; i < h.count; ++i)
+                add_lanes<Lanes>(adjoint + std::size_t(r.id(i)) * Lanes, r.partial(i), a);
         }
+    }
+
+    // target[l] += p * a[l] for the lanes whose a[l] is not 0.
+    template <std::size_t Lanes>
+    static TAPEFLOW_ALWAYS_INLINE void add_lanes(Scalar* target, Scalar p, const Scalar* a) noexcept {
+        if (TAPEFLOW_LIKELY(p - p == Scalar(0))) {  // finite: p * 0 adds nothing
+            for (std::size_t l = 0; l < Lanes; ++l) target[l] += p * a[l];
+        } else {
+            for (std::size_t l = 0; l < Lanes; ++l)
+                if (a[l] != Scalar(0)) target[l] += p * a[l];
+        }
+    }
+
+    // Whether a lane of `a` is not 0 (NaN counts); no branch per lane.
+    template <std::size_t Lanes>
+    static TAPEFLOW_ALWAYS_INLINE bool any_nonzero(const Scalar* a) noexcept {
+        unsigned any = 0;
+        for (std::size_t l = 0; l < Lanes; ++l) any |= unsigned(a[l] != Scalar(0));
+        return any != 0;
     }
 
     TAPEFLOW_COLD void run_external_lanes(std::uint32_t index, Scalar* adjoint, std::size_t lanes) {
