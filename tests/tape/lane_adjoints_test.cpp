@@ -113,6 +113,21 @@ TEST_CASE("a vector sweep gives each lane the rows of its seeds, analytic") {
     CHECK(bar.bytes() >= 4 * sizeof(double) * 5);
 }
 
+TEST_CASE("an infinite partial reaches only the lanes whose adjoint is not 0, as in scalar sweeps") {
+    // sqrt at 0 has the partial +inf: the lane of y1 must not get 0 * inf = NaN
+    tapeflow::tape& t = tapeflow::tape::active();
+    recording r(t, {0.0, 3.0}, [](const std::vector<Real>& v) {
+        return std::vector<Real>{sqrt(v[0]) * v[1], v[0] * 2.0 + v[1], sqrt(v[0]) + v[1]};
+    });
+    const rows scalar = scalar_rows(t, r);
+    CHECK(std::isinf(scalar[0][0]));
+    CHECK(scalar[1][0] == 2.0);
+    CHECK(std::isinf(scalar[2][0]));
+    const rows lanes = lane_rows<4>(t, r);
+    CHECK(lanes[1][0] == 2.0);
+    CHECK(same_bits(lanes, scalar));
+}
+
 TEST_CASE("vector sweeps == scalar sweeps on a streaming tape that spills, prefetch on and off") {
     tapeflow_test::watchdog dog(120, "lane sweeps on a spilling tape");
     const bool prefetch = GENERATE(true, false);
