@@ -2,11 +2,13 @@
 // reverse sweeps against scalar sweeps (bit for bit) on a streaming tape
 // that spills (prefetch thread on and off), through positions and regions,
 // with custom adjoints (a one-lane rule called once per lane, a rule that
-// takes lanes called once), checkpointed loops, the hardware model; and
+// takes lanes called once), checkpointed loops, rematerialized regions,
+// the hardware model; and
 // misuse with the messages users see. (Random programs:
 // tests/random/lane_sweep_test.cpp.)
 #include <catch2/catch.hpp>
 #include <tapeflow/checkpoint/checkpointed_loop.hpp>
+#include <tapeflow/checkpoint/rematerializer.hpp>
 #include <tapeflow/tapeflow.hpp>
 
 #include <array>
@@ -111,6 +113,15 @@ TEST_CASE("a vector sweep gives each lane the rows of its seeds, analytic") {
     CHECK(all[3] == Approx(x1 + std::cos(x0)).epsilon(1e-15));
     CHECK(t.adjoint(r.x[0]) == 0.0);  // the tape's scalar adjoints are not touched
     CHECK(bar.bytes() >= 4 * sizeof(double) * 5);
+    // copies and moves keep the values (the rows sit in an aligned buffer)
+    tapeflow::lane_adjoints<double, 4> copy(bar);
+    tapeflow::lane_adjoints<double, 4> moved(std::move(copy));
+    tapeflow::lane_adjoints<double, 4> assigned(t);
+    assigned = moved;
+    CHECK(moved.get(r.x[0]) == all);
+    CHECK(assigned.get(r.x[0]) == all);
+    bar.clear();
+    CHECK(assigned.get(r.x[1], 1) == Approx(2 * x1).epsilon(1e-15));
 }
 
 TEST_CASE("an infinite partial reaches only the lanes whose adjoint is not 0, as in scalar sweeps") {
@@ -287,6 +298,25 @@ TEST_CASE("checkpointed loops in a vector sweep equal scalar sweeps and plain ta
     CHECK(same_bits(scalar, taped));
     CHECK(same_bits(tapeflow::jacobian(checkpointed, x), taped));
     CHECK(scalar[2][1] != 0.0);
+}
+
+TEST_CASE("rematerialized regions in a vector sweep equal scalar sweeps") {
+    auto layer = [](std::vector<Real>& u) {
+        for (std::size_t i = 0; i + 1 < u.size(); ++i) u[i] = tanh(u[i] * 1.3 + u[i + 1] * 0.4);
+    };
+    auto remat_f = [&](const std::vector<Real>& v) {
+        tapeflow::rematerializer remat(1);  // a budget so small that every region is dropped
+        std::vector<Real> u = v;
+        for (int k = 0; k < 6; ++k) remat.region(u, layer);
+        return u;
+    };
+    const std::vector<double> x{0.2, -0.5, 0.9, 0.1, -1.0};
+    tapeflow::tape& t = tapeflow::tape::active();
+    recording r(t, x, remat_f);
+    const rows scalar = scalar_rows(t, r);
+    CHECK(same_bits(lane_rows<8>(t, r), scalar));
+    CHECK(same_bits(lane_rows<2>(t, r), scalar));
+    CHECK(scalar[0][1] != 0.0);
 }
 
 TEST_CASE("the hardware model prices a vector sweep's adjoint rows") {

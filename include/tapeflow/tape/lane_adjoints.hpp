@@ -31,7 +31,9 @@
 
 #include <array>
 #include <cstddef>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../error.hpp"
@@ -59,6 +61,18 @@ public:
 
     /// Adjoints (all 0) for the variables of `tape`; only that tape sweeps them.
     explicit lane_adjoints(const tape_type& tape) : tape_(&tape) {}
+    lane_adjoints(const lane_adjoints& other) : tape_(other.tape_) {
+        grow(other.size_ / Lanes);
+        for (std::size_t i = 0; i < size_; ++i) values_[i] = other.values_[i];
+    }
+    lane_adjoints(lane_adjoints&& other) noexcept = default;  // the buffer moves, values_ stays in it
+    lane_adjoints& operator=(lane_adjoints other) noexcept {
+        tape_ = other.tape_;
+        storage_.swap(other.storage_);
+        std::swap(values_, other.values_);
+        std::swap(size_, other.size_);
+        return *this;
+    }
 
     /// Sets the adjoint of `y` in `lane` (the seed of the output that lane differentiates).
     /// \throws usage_error if `lane >= Lanes`, `y` is passive or of another
@@ -84,26 +98,39 @@ public:
     /// The adjoint of identifier `id` in `lane` (0 for one never seeded nor swept).
     Scalar get(identifier id, std::size_t lane) const noexcept {
         const std::size_t i = std::size_t(id) * Lanes + lane;
-        return i < values_.size() ? values_[i] : Scalar(0);
+        return i < size_ ? values_[i] : Scalar(0);
     }
 
     /// Sets every adjoint of every lane to 0 (keeps the memory).
     void clear() noexcept {
-        for (Scalar& a : values_) a = Scalar(0);
+        for (std::size_t i = 0; i < size_; ++i) values_[i] = Scalar(0);
     }
 
     const tape_type& tape() const noexcept { return *tape_; }
-    /// Bytes held (Lanes scalars per identifier).
-    std::size_t bytes() const noexcept { return values_.capacity() * sizeof(Scalar); }
+    /// Bytes held (Lanes scalars per identifier, and up to a cache line of alignment).
+    std::size_t bytes() const noexcept { return storage_.capacity() * sizeof(Scalar); }
 
 private:
     friend tape_type;
 
+    // Rows start on a cache line (a row of 8 doubles is one line): a row
+    // split over two lines makes every access of the sweep two.
+    static constexpr std::size_t line = 64;
+
     // Rows for identifiers 0 .. count - 1 (the sweep calls it before it starts).
     void grow(std::size_t count) {
-        if (values_.size() < count * Lanes) values_.resize(count * Lanes, Scalar(0));
+        const std::size_t size = count * Lanes;
+        if (size_ >= size) return;
+        std::vector<Scalar> storage(size + line / sizeof(Scalar), Scalar(0));
+        void* at = storage.data();
+        std::size_t room = storage.size() * sizeof(Scalar);
+        Scalar* values = static_cast<Scalar*>(std::align(line, size * sizeof(Scalar), at, room));
+        for (std::size_t i = 0; i < size_; ++i) values[i] = values_[i];
+        storage_.swap(storage);
+        values_ = values;
+        size_ = size;
     }
-    Scalar* data() noexcept { return values_.data(); }
+    Scalar* data() noexcept { return values_; }
 
     Scalar& at(const real_type& y, std::size_t lane, const char* what) {
         check_lane(lane, what);
@@ -132,7 +159,9 @@ private:
     }
 
     const tape_type* tape_;
-    std::vector<Scalar> values_;  // values_[id * Lanes + lane]
+    std::vector<Scalar> storage_;  // values_ and the padding that aligns it
+    Scalar* values_ = nullptr;     // values_[id * Lanes + lane], size_ of them
+    std::size_t size_ = 0;
 };
 
 }  // namespace tapeflow

@@ -753,12 +753,24 @@ private:
         }
     }
 
-    // Whether a lane of `a` is not 0 (NaN counts); no branch per lane.
+    // Whether a lane of `a` is not 0 (NaN counts, -0 does not), without a
+    // branch per lane: the bits of every lane but their sign, ORed (a few
+    // vector instructions; comparing lane by lane compiles to a branch each).
     template <std::size_t Lanes>
     static TAPEFLOW_ALWAYS_INLINE bool any_nonzero(const Scalar* a) noexcept {
-        unsigned any = 0;
-        for (std::size_t l = 0; l < Lanes; ++l) any |= unsigned(a[l] != Scalar(0));
-        return any != 0;
+        if constexpr (sizeof(Scalar) == 8 || sizeof(Scalar) == 4) {
+            using bits_type = std::conditional_t<sizeof(Scalar) == 8, std::uint64_t, std::uint32_t>;
+            constexpr bits_type magnitude = ~bits_type(0) >> 1;
+            bits_type bits[Lanes];
+            std::memcpy(bits, a, sizeof bits);
+            bits_type any = 0;
+            for (std::size_t l = 0; l < Lanes; ++l) any |= bits[l] & magnitude;
+            return any != 0;
+        } else {
+            bool any = false;
+            for (std::size_t l = 0; l < Lanes; ++l) any |= a[l] != Scalar(0);
+            return any;
+        }
     }
 
     TAPEFLOW_COLD void run_external_lanes(std::uint32_t index, Scalar* adjoint, std::size_t lanes) {
