@@ -296,7 +296,7 @@ public:
     /// seeded with lane l's seeds would end. External entries whose rule
     /// does not take lanes run once per lane. The tape's own (scalar)
     /// adjoints are not touched.
-    /// 	hrows usage_error if `bar` was made for another tape, and as sweep().
+    /// \throws usage_error if `bar` was made for another tape, and as sweep().
     ///
     /// **Example**:
     ///   tapeflow::lane_adjoints<double, 4> bar(tape);
