@@ -1,14 +1,18 @@
-// gradient, value_and_gradient and jacobian against analytic derivatives;
+// gradient, value_and_gradient and jacobian against analytic derivatives
+// (also with std::array inputs and outputs and several inputs, issue 18.6);
 // an exception in f (also on a streaming tape that spills with the prefetch
 // thread); nested calls (inside f, inside the user's own recording, inside a
 // reverse rule during the sweep) are refused with a clear message.
 #include <catch2/catch.hpp>
 #include <tapeflow/tapeflow.hpp>
 
+#include <array>
 #include <cmath>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "stream/stream_support.hpp"
@@ -269,4 +273,145 @@ TEST_CASE("a driver called from a reverse rule during the sweep is refused, and 
         t.sweep();
         CHECK(t.adjoint(x2) == 2.0 * 3.0 * 2.0 * 2.0);
     }
+}
+
+// ---- inputs and outputs other than one std::vector (issue 18.6) -----------
+
+TEST_CASE("gradient of a std::array input is a std::array") {
+    const std::array<double, 3> x{0.7, -1.3, 0.4};
+    auto f = [](const std::array<Real, 3>& v) { return v[0] * v[1] + exp(v[2]) * v[0]; };
+    const auto g = tapeflow::gradient(f, x);
+    static_assert(std::is_same_v<std::decay_t<decltype(g)>, std::array<double, 3>>);
+    CHECK(g[0] == Approx(x[1] + std::exp(x[2])).epsilon(1e-15));
+    CHECK(g[1] == Approx(x[0]).epsilon(1e-15));
+    CHECK(g[2] == Approx(std::exp(x[2]) * x[0]).epsilon(1e-15));
+    auto [y, g2] = tapeflow::value_and_gradient(f, x);
+    CHECK(y == Approx(x[0] * x[1] + std::exp(x[2]) * x[0]));
+    CHECK(g2 == g);
+}
+
+TEST_CASE("gradient with several inputs gives one gradient per input, in a std::tuple") {
+    // f(w, b, z) = sum_i w_i b_i + sin(z_0) w_0 + z_1^2 b_1
+    auto f = [](const std::vector<Real>& w, const std::array<Real, 2>& b, const std::vector<Real>& z) {
+        Real s = sin(z[0]) * w[0] + z[1] * z[1] * b[1];
+        for (std::size_t i = 0; i < 2; ++i) s += w[i] * b[i];
+        return s;
+    };
+    const std::vector<double> w{0.5, -2.0};
+    const std::array<double, 2> b{1.5, 3.0};
+    const std::vector<double> z{0.3, -0.8};
+    const auto [gw, gb, gz] = tapeflow::gradient(f, w, b, z);
+    static_assert(std::is_same_v<std::decay_t<decltype(gb)>, std::array<double, 2>>);
+    CHECK(gw[0] == Approx(b[0] + std::sin(z[0])).epsilon(1e-15));
+    CHECK(gw[1] == Approx(b[1]).epsilon(1e-15));
+    CHECK(gb[0] == Approx(w[0]).epsilon(1e-15));
+    CHECK(gb[1] == Approx(w[1] + z[1] * z[1]).epsilon(1e-15));
+    CHECK(gz[0] == Approx(std::cos(z[0]) * w[0]).epsilon(1e-15));
+    CHECK(gz[1] == Approx(2 * z[1] * b[1]).epsilon(1e-15));
+    const auto r = tapeflow::value_and_gradient(f, w, b, z);
+    CHECK(r.value == Approx(std::sin(z[0]) * w[0] + z[1] * z[1] * b[1] + w[0] * b[0] + w[1] * b[1]));
+    CHECK(std::get<2>(r.gradient) == gz);
+}
+
+TEST_CASE("several inputs: the gradients are bit for bit those of the concatenated input") {
+    // a generic f over (x, y): the same arithmetic as over x ++ y
+    auto body = [](const auto& x, const auto& y) {
+        using T = std::decay_t<decltype(x[0])>;
+        T s = 0.0;
+        for (std::size_t i = 0; i < x.size(); ++i) s += sin(x[i] * y[i % y.size()]) + y[0] / (1.0 + x[i] * x[i]);
+        return s;
+    };
+    const std::vector<double> x{0.1, 0.9, -0.4, 1.7};
+    const std::array<double, 3> y{0.6, -1.1, 2.2};
+    const auto [gx, gy] = tapeflow::gradient([&](const auto& a, const auto& c) { return body(a, c); }, x, y);
+    std::vector<double> xy(x.begin(), x.end());
+    xy.insert(xy.end(), y.begin(), y.end());
+    const auto g = tapeflow::gradient(
+        [&](const std::vector<Real>& v) {
+            const std::vector<Real> a(v.begin(), v.begin() + 4);
+            const std::array<Real, 3> c{v[4], v[5], v[6]};
+            return body(a, c);
+        },
+        xy);
+    for (std::size_t i = 0; i < 4; ++i) CHECK(gx[i] == g[i]);
+    for (std::size_t i = 0; i < 3; ++i) CHECK(gy[i] == g[4 + i]);
+    // and against finite differences of the double function
+    const auto fd = tapeflow_test::central_gradient(
+        [&](const std::vector<double>& v) {
+            const std::vector<double> a(v.begin(), v.begin() + 4);
+            const std::array<double, 3> c{v[4], v[5], v[6]};
+            return body(a, c);
+        },
+        xy);
+    for (std::size_t i = 0; i < xy.size(); ++i) CHECK(tapeflow_test::close(g[i], fd[i], 1e-7, 1e-9));
+}
+
+TEST_CASE("jacobian of a function that returns a std::array, from a std::array input") {
+    auto F = [](const std::array<Real, 2>& v) {
+        return std::array<Real, 3>{v[0] * v[1], exp(v[0]) - v[1], v[1] / v[0]};
+    };
+    const std::array<double, 2> x{1.25, -0.5};
+    const auto J = tapeflow::jacobian(F, x);
+    const double expected[3][2] = {
+        {x[1], x[0]}, {std::exp(x[0]), -1.0}, {-x[1] / (x[0] * x[0]), 1.0 / x[0]}};
+    REQUIRE(J.size() == 3);
+    for (int i = 0; i < 3; ++i) {
+        REQUIRE(J[i].size() == 2);
+        for (int j = 0; j < 2; ++j) CHECK(J[i][j] == Approx(expected[i][j]).epsilon(1e-15));
+    }
+}
+
+TEST_CASE("jacobian of a std::array output equals that of the same std::vector output") {
+    auto values = [](const std::vector<Real>& v) {
+        return std::array<Real, 4>{sin(v[0]) * v[2], v[1] * v[1] - v[0], hypot(v[0], v[2]), v[2] / (1.0 + v[1] * v[1])};
+    };
+    const std::vector<double> x{0.3, -0.7, 1.9};
+    const auto Ja = tapeflow::jacobian(values, x);
+    const auto Jv = tapeflow::jacobian(
+        [&](const std::vector<Real>& v) {
+            auto a = values(v);
+            return std::vector<Real>(a.begin(), a.end());
+        },
+        x);
+    CHECK(Ja == Jv);
+    // column 0 against finite differences
+    const double h = 1e-6;
+    for (std::size_t i = 0; i < 4; ++i) {
+        auto at = [&](double d) {
+            std::vector<Real> v{x[0] + d, x[1], x[2]};
+            return values(v)[i].value();
+        };
+        CHECK(tapeflow_test::close(Ja[i][0], (at(h) - at(-h)) / (2 * h), 1e-6, 1e-8));
+    }
+}
+
+TEST_CASE("float inputs in a std::array give a float gradient") {
+    const auto g = tapeflow::gradient([](const std::array<tapeflow::RealF, 2>& v) { return v[0] * v[1] * v[1]; },
+                                      std::array<float, 2>{2.0f, 3.0f});
+    static_assert(std::is_same_v<std::decay_t<decltype(g)>, std::array<float, 2>>);
+    CHECK(g[0] == 9.0f);
+    CHECK(g[1] == 12.0f);
+}
+
+TEST_CASE("jacobian by lanes (default and jacobian<N>) equals one scalar sweep per output, bit for bit") {
+    // 13 outputs: one full block of 8 lanes and a partial one
+    auto F = [](const std::vector<Real>& v) {
+        std::vector<Real> y;
+        for (int k = 0; k < 13; ++k) y.push_back(sin(v[std::size_t(k) % 3] * (k + 1)) * v[(std::size_t(k) + 1) % 3] + k);
+        return y;
+    };
+    const std::vector<double> x{0.4, -0.9, 1.3};
+    const auto scalar = tapeflow::jacobian<1>(F, x);
+    REQUIRE(scalar.size() == 13);
+    for (int k = 0; k < 13; ++k) {
+        const std::size_t i = std::size_t(k) % 3, j = (std::size_t(k) + 1) % 3;
+        CHECK(scalar[std::size_t(k)][i] == Approx(std::cos(x[i] * (k + 1)) * (k + 1) * x[j]).epsilon(1e-14));
+        CHECK(scalar[std::size_t(k)][j] == Approx(std::sin(x[i] * (k + 1))).epsilon(1e-14));
+    }
+    CHECK(tapeflow::jacobian(F, x) == scalar);
+    CHECK(tapeflow::jacobian<8>(F, x) == scalar);
+    CHECK(tapeflow::jacobian<5>(F, x) == scalar);
+    CHECK(tapeflow::jacobian<16>(F, {0.4, -0.9, 1.3}) == scalar);
+    // the tape's adjoints are left at 0 either way
+    CHECK(tapeflow::tape::active().adjoint(tapeflow::identifier(1)) == 0.0);
 }

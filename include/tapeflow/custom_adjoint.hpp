@@ -30,6 +30,13 @@
 // from inside it. An exception it throws leaves the sweep and reaches the
 // caller of sweep(); reset() the tape afterwards.
 //
+// In a vector sweep (lane_adjoints, tape/lane_adjoints.hpp) such a rule is
+// called once per lane whose output adjoints are not all 0. A rule that
+// serves all lanes at once takes a third argument:
+//   op.record([...](const double* out_bar, double* in_bar, std::size_t lanes) {...});
+// with the adjoint of output i in lane l at out_bar[i * lanes + l] (in_bar
+// likewise); a scalar sweep calls it with lanes = 1.
+//
 // The tape owns the entry and what the rule captured (move big data in); it
 // is freed when a reset drops the entry. The entry's identifier lists go
 // back to buffer pools the tape keeps for the next recording
@@ -76,6 +83,11 @@ public:
           reverse_(std::move(reverse)),
           captured_bytes_(captured_bytes) {}
 
+    // A rule that takes lanes: rule(y_bar, x_bar, lanes) with lane l of
+    // output i at y_bar[i * lanes + l] (x_bar likewise).
+    static constexpr bool takes_lanes = std::is_invocable_v<Reverse&, const Scalar*, Scalar*, std::size_t>;
+    static constexpr bool takes_one_lane = std::is_invocable_v<Reverse&, const Scalar*, Scalar*>;
+
     void reverse(Scalar* adjoint, std::vector<Scalar>& scratch) override {
         const std::vector<identifier>& outputs = *outputs_;
         const std::vector<identifier>& inputs = *inputs_;
@@ -92,9 +104,57 @@ public:
             a = Scalar(0);
         }
         if (!any) return;
-        reverse_(static_cast<const Scalar*>(scratch.data()), scratch.data() + m);
+        if constexpr (takes_one_lane)
+            reverse_(static_cast<const Scalar*>(scratch.data()), scratch.data() + m);
+        else
+            reverse_(static_cast<const Scalar*>(scratch.data()), scratch.data() + m, std::size_t(1));
         for (std::size_t j = 0; j < n; ++j)
             if (inputs[j] != 0) adjoint[inputs[j]] += scratch[m + j];
+    }
+
+    // The same for a vector sweep: a rule that takes lanes runs once for all
+    // of them; a rule of one lane runs once per lane whose output adjoints
+    // are not all 0, exactly as in a scalar sweep seeded like that lane.
+    void reverse_lanes(Scalar* adjoint, std::size_t lanes, std::vector<Scalar>& scratch) override {
+        const std::vector<identifier>& outputs = *outputs_;
+        const std::vector<identifier>& inputs = *inputs_;
+        const std::size_t m = outputs.size(), n = inputs.size();
+        // [ outputs x lanes | inputs x lanes ] (one lane's y_bar and x_bar follow for a one-lane rule)
+        scratch.resize((m + n) * lanes + (takes_lanes ? 0 : m + n));
+        Scalar* const y_bar = scratch.data();
+        Scalar* const x_bar = y_bar + m * lanes;
+        bool any = false;
+        for (std::size_t i = 0; i < m; ++i)  // all read and zeroed first, as in reverse()
+            for (std::size_t l = 0; l < lanes; ++l) {
+                Scalar& a = adjoint[std::size_t(outputs[i]) * lanes + l];
+                y_bar[i * lanes + l] = a;
+                any |= a != Scalar(0);
+                a = Scalar(0);
+            }
+        if (!any) return;
+        if constexpr (takes_lanes) {
+            std::fill(x_bar, x_bar + n * lanes, Scalar(0));
+            reverse_(static_cast<const Scalar*>(y_bar), x_bar, lanes);
+            for (std::size_t j = 0; j < n; ++j)
+                if (inputs[j] != 0)
+                    for (std::size_t l = 0; l < lanes; ++l)
+                        adjoint[std::size_t(inputs[j]) * lanes + l] += x_bar[j * lanes + l];
+        } else {
+            Scalar* const y_one = x_bar + n * lanes;
+            Scalar* const x_one = y_one + m;
+            for (std::size_t l = 0; l < lanes; ++l) {
+                bool lane_any = false;
+                for (std::size_t i = 0; i < m; ++i) {
+                    y_one[i] = y_bar[i * lanes + l];
+                    lane_any |= y_one[i] != Scalar(0);
+                }
+                if (!lane_any) continue;
+                std::fill(x_one, x_one + n, Scalar(0));
+                reverse_(static_cast<const Scalar*>(y_one), x_one);
+                for (std::size_t j = 0; j < n; ++j)
+                    if (inputs[j] != 0) adjoint[std::size_t(inputs[j]) * lanes + l] += x_one[j];
+            }
+        }
     }
 
     const std::vector<identifier>& output_identifiers() const noexcept { return *outputs_; }
@@ -224,6 +284,11 @@ public:
     /// \throws usage_error if called twice, or if a variable is an output twice.
     template <class Reverse>
     void record(Reverse reverse, std::size_t captured_bytes = 0) {
+        static_assert(std::is_invocable_v<Reverse&, const Scalar*, Scalar*> ||
+                          std::is_invocable_v<Reverse&, const Scalar*, Scalar*, std::size_t>,
+                      "custom adjoint: the reverse rule must be callable as rule(const S* output_adjoints, "
+                      "S* input_adjoints), or, to serve every lane of a vector sweep at once, as "
+                      "rule(const S* output_adjoints, S* input_adjoints, std::size_t lanes)");
         if (done_) throw usage_error("custom adjoint: record() called twice; make one object per entry");
         done_ = true;
         if (check_distinct_) check_distinct_outputs();

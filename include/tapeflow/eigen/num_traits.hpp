@@ -78,3 +78,5 @@ struct ScalarBinaryOpTraits<S, tapeflow::basic_real<S>, Op> {
 #define TAPEFLOW_EIGEN_NUM_TRAITS 1
 #include "detail/assignment.hpp"
 #include "detail/products.hpp"
+// Eigen vectors as inputs of tapeflow::gradient and the other drivers.
+#include "drivers.hpp"

@@ -317,7 +317,7 @@ private:
 
     // One read-modify-write of adjoint `id` through cache c.
     void adjoint(cache& c, traffic& t, identifier id) {
-        const std::size_t b = context_.adjoint_bytes;
+        const std::size_t b = context_.adjoint_bytes * context_.lanes;  // one row of lanes
         t.read[std::size_t(memory_level::sram)] += b;
         t.written[std::size_t(memory_level::sram)] += b;
         const std::uint64_t distance = c.stack.access(0, std::uint64_t(id) * b / config_.line_bytes);

@@ -47,7 +47,8 @@ struct sweep_context {
     const region_table* regions = nullptr;  ///< the regions of the recording
     std::uint64_t record_bytes = 0;         ///< record bytes on the tape
     std::size_t adjoint_bytes = 0;          ///< bytes of one adjoint (sizeof(Scalar))
-    std::size_t adjoint_count = 0;          ///< entries of the adjoint vector
+    std::size_t adjoint_count = 0;          ///< entries of the adjoint vector (identifiers)
+    std::size_t lanes = 1;                  ///< adjoints per identifier (vector sweeps: lane_adjoints)
     std::size_t scratchpad_bytes = 0;       ///< on-chip bytes of the arena (0: no scratchpad)
     std::size_t tile_bytes = 0;
 };

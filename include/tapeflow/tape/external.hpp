@@ -16,11 +16,16 @@
 // When the sweep meets entry i it calls entries_[i]->reverse(adjoint, scratch):
 // the entry reads the adjoints of its outputs and sets them to 0 (as an
 // ordinary record does with its lhs), then adds to the adjoints of its inputs.
+// A vector sweep (tape/lane_adjoints.hpp) calls reverse_lanes instead, with
+// `lanes` adjoints per identifier:
+//
+//   adjoint:  | id 0: lane 0 .. lanes-1 | id 1: lane 0 .. lanes-1 | ...
 #pragma once
 
 #include <cstddef>
 #include <vector>
 
+#include "../error.hpp"
 #include "record.hpp"
 
 namespace tapeflow {
@@ -36,6 +41,15 @@ public:
     /// \effects reads and zeroes the adjoints of the outputs, then adds the
     /// contributions to the adjoints of the inputs.
     virtual void reverse(Scalar* adjoint, std::vector<Scalar>& scratch) = 0;
+
+    /// Reverse rule of a vector sweep: `adjoint[id * lanes + l]` is the
+    /// adjoint of identifier `id` in lane l. The same effects as reverse(),
+    /// on every lane. (custom_adjoint.hpp implements it, calling a rule that
+    /// takes one lane once per lane.)
+    virtual void reverse_lanes(Scalar* /*adjoint*/, std::size_t /*lanes*/, std::vector<Scalar>& /*scratch*/) {
+        throw usage_error("a vector sweep (lane_adjoints) met an external entry that has no reverse rule "
+                          "for lanes; implement external_entry::reverse_lanes, or sweep with scalar adjoints");
+    }
 
     /// Memory held by the entry (identifiers and captured data), for statistics.
     virtual std::size_t bytes() const noexcept = 0;

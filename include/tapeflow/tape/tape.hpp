@@ -38,6 +38,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "../config.hpp"
@@ -48,6 +49,7 @@
 #include "buffer_pool.hpp"
 #include "external.hpp"
 #include "identifier_pool.hpp"
+#include "lane_adjoints.hpp"
 #include "options.hpp"
 #include "position.hpp"
 #include "record.hpp"
@@ -290,29 +292,40 @@ public:
     /// callback; reset() and start_recording() throw there too).
     void sweep(const position& from, const position& to) {
         check_owner("sweep");
-        check_not_sweeping("sweep");
-        if (recording_)
-            throw usage_error("sweep() called while recording; call stop_recording() first");
-        const position end = get_position();
-        check_position(from, "sweep");
-        check_position(to, "sweep");
-        if (end < from || from < to)
-            throw usage_error("sweep(from, to) needs to <= from <= the current position; "
-                              "positions taken before a reset are no longer valid");
-        if (from.statements == to.statements) return;
-        swept_ = true;
-        grow_adjoints();
-        if (stream_.streaming()) seal();  // both scratchpad halves stage tiles now
-        Scalar* adjoint = adjoints_.data();
-        const auto& progress = options_.progress;
-        const sweeping_scope scope(sweeping_);
-        stream_.tell([&](tape_observer& o) { tell_sweep_begins(o, end); });
-        stream_.read_reverse(from.tile, from.offset, to.tile, to.offset,
-                             [&](const std::byte* data, std::size_t begin, std::size_t end, double done) {
-                                 sweep_records(data + end, data + begin, adjoint);
-                                 if (progress) report(tape_progress::phase::sweeping, done);
-                             });
-        stream_.tell([](tape_observer& o) { o.sweep_ends(); });
+        run_sweep(from, to, 1, [this] { grow_adjoints(); },
+                  [this](const std::byte* cursor, const std::byte* stop) {
+                      sweep_records(cursor, stop, adjoints_.data());
+                  });
+    }
+
+    /// Vector reverse sweep: propagates the Lanes adjoints per identifier of
+    /// `bar` (tape/lane_adjoints.hpp) from the end of the tape to its start,
+    /// all lanes in one pass over the records. Lane l ends as a scalar sweep
+    /// seeded with lane l's seeds would end. External entries whose rule
+    /// does not take lanes run once per lane. The tape's own (scalar)
+    /// adjoints are not touched.
+    /// \throws usage_error if `bar` was made for another tape, and as sweep().
+    ///
+    /// **Example**:
+    ///   tapeflow::lane_adjoints<double, 4> bar(tape);
+    ///   for (std::size_t l = 0; l < 4; ++l) bar.set(y[l], l, 1.0);
+    ///   tape.sweep(bar);                 // bar.get(x, l): row l of the Jacobian
+    template <std::size_t Lanes>
+    void sweep(lane_adjoints<Scalar, Lanes>& bar) { sweep(bar, get_position(), position{}); }
+    /// The same from the end back to `to`.
+    template <std::size_t Lanes>
+    void sweep(lane_adjoints<Scalar, Lanes>& bar, const position& to) { sweep(bar, get_position(), to); }
+    /// The same through the records between `to` and `from` (to <= from).
+    template <std::size_t Lanes>
+    void sweep(lane_adjoints<Scalar, Lanes>& bar, const position& from, const position& to) {
+        check_owner("sweep");
+        if (&bar.tape() != this)
+            throw usage_error("sweep(lane_adjoints): the lane adjoints were made for another tape; make "
+                              "them with the tape being swept (tapeflow::lane_adjoints<S, N> bar(tape);)");
+        run_sweep(from, to, Lanes, [this, &bar] { bar.grow(ids_.capacity()); },
+                  [this, &bar](const std::byte* cursor, const std::byte* stop) {
+                      sweep_lane_records<Lanes>(cursor, stop, bar.data());
+                  });
     }
 
     // ---- reset --------------------------------------------------------------
@@ -607,13 +620,14 @@ private:
             observed_bytes_ = bytes;
         });
     }
-    void tell_sweep_begins(tape_observer& o, const position& end) {
+    void tell_sweep_begins(tape_observer& o, const position& end, std::size_t lanes) {
         tell_recorded();
         sweep_context c;
         c.regions = &regions_;
         c.record_bytes = end.bytes;
         c.adjoint_bytes = sizeof(Scalar);
-        c.adjoint_count = adjoints_.size();
+        c.lanes = lanes;
+        c.adjoint_count = lanes == 1 ? adjoints_.size() : std::size_t(ids_.capacity());
         c.scratchpad_bytes = stream_.scratchpad_bytes();
         c.tile_bytes = options_.tile_bytes;
         o.sweep_begins(c);
@@ -694,6 +708,37 @@ private:
         options_.progress(p);
     }
 
+    // What every sweep does around its records: the checks, sealing the
+    // open tile, the observer and progress, and the walk over the tiles from
+    // `from` back to `to`; `grow` sizes the adjoints before the walk (nothing
+    // may reallocate them during it) and `records(cursor, stop)` sweeps one
+    // tile's run of records.
+    template <class Grow, class Records>
+    void run_sweep(const position& from, const position& to, std::size_t lanes, Grow grow, Records records) {
+        check_not_sweeping("sweep");
+        if (recording_)
+            throw usage_error("sweep() called while recording; call stop_recording() first");
+        const position end = get_position();
+        check_position(from, "sweep");
+        check_position(to, "sweep");
+        if (end < from || from < to)
+            throw usage_error("sweep(from, to) needs to <= from <= the current position; "
+                              "positions taken before a reset are no longer valid");
+        if (from.statements == to.statements) return;
+        swept_ = true;
+        grow();
+        if (stream_.streaming()) seal();  // both scratchpad halves stage tiles now
+        const auto& progress = options_.progress;
+        const sweeping_scope scope(sweeping_);
+        stream_.tell([&](tape_observer& o) { tell_sweep_begins(o, end, lanes); });
+        stream_.read_reverse(from.tile, from.offset, to.tile, to.offset,
+                             [&](const std::byte* data, std::size_t begin, std::size_t end, double done) {
+                                 records(data + end, data + begin);
+                                 if (progress) report(tape_progress::phase::sweeping, done);
+                             });
+        stream_.tell([](tape_observer& o) { o.sweep_ends(); });
+    }
+
     void sweep_records(const std::byte* cursor, const std::byte* stop, Scalar* adjoint) {
         reverse_record_reader<Scalar> r(stop, cursor);
         while (r.more()) {
@@ -719,6 +764,68 @@ private:
 
     TAPEFLOW_COLD void run_external(std::uint32_t index, Scalar* adjoint) {
         externals_[index]->reverse(adjoint, external_scratch_);
+    }
+
+    // The vector sweep: sweep_records with Lanes adjoints per identifier
+    // (tape/lane_adjoints.hpp). Lane l does what a scalar sweep does: a lane
+    // whose lhs adjoint is 0 adds nothing. With a finite partial, adding
+    // partial * 0 = +-0 changes no adjoint, so the loop over the lanes has no
+    // branch (it vectorizes); a partial of inf or NaN (at a non-differentiable
+    // point) takes the masked loop, where 0 * inf would have made a NaN.
+    template <std::size_t Lanes>
+    void sweep_lane_records(const std::byte* cursor, const std::byte* stop, Scalar* adjoint) {
+        reverse_record_reader<Scalar> r(stop, cursor);
+        while (r.more()) {
+            const record_header h = r.previous();
+            Scalar* const row = adjoint + std::size_t(h.lhs) * Lanes;
+            Scalar a[Lanes];
+            for (std::size_t l = 0; l < Lanes; ++l) a[l] = row[l];
+            // (a row of zeros is left as it is, as the scalar sweep's store
+            // of 0 would leave it, but for the sign of a -0)
+            if (!any_nonzero<Lanes>(a)) {
+                // external entries have lhs 0, whose row is always 0
+                if (TAPEFLOW_UNLIKELY(h.count == 0)) run_external_lanes(r.take_external(), adjoint, Lanes);
+                continue;
+            }
+            for (std::size_t l = 0; l < Lanes; ++l) row[l] = Scalar(0);
+            for (std::uint32_t i = 0; i < h.count; ++i)
+                add_lanes<Lanes>(adjoint + std::size_t(r.id(i)) * Lanes, r.partial(i), a);
+        }
+    }
+
+    // target[l] += p * a[l] for the lanes whose a[l] is not 0.
+    template <std::size_t Lanes>
+    static TAPEFLOW_ALWAYS_INLINE void add_lanes(Scalar* target, Scalar p, const Scalar* a) noexcept {
+        if (TAPEFLOW_LIKELY(p - p == Scalar(0))) {  // finite: p * 0 adds nothing
+            for (std::size_t l = 0; l < Lanes; ++l) target[l] += p * a[l];
+        } else {
+            for (std::size_t l = 0; l < Lanes; ++l)
+                if (a[l] != Scalar(0)) target[l] += p * a[l];
+        }
+    }
+
+    // Whether a lane of `a` is not 0 (NaN counts, -0 does not), without a
+    // branch per lane: the bits of every lane but their sign, ORed (a few
+    // vector instructions; comparing lane by lane compiles to a branch each).
+    template <std::size_t Lanes>
+    static TAPEFLOW_ALWAYS_INLINE bool any_nonzero(const Scalar* a) noexcept {
+        if constexpr (sizeof(Scalar) == 8 || sizeof(Scalar) == 4) {
+            using bits_type = std::conditional_t<sizeof(Scalar) == 8, std::uint64_t, std::uint32_t>;
+            constexpr bits_type magnitude = ~bits_type(0) >> 1;
+            bits_type bits[Lanes];
+            std::memcpy(bits, a, sizeof bits);
+            bits_type any = 0;
+            for (std::size_t l = 0; l < Lanes; ++l) any |= bits[l] & magnitude;
+            return any != 0;
+        } else {
+            bool any = false;
+            for (std::size_t l = 0; l < Lanes; ++l) any |= a[l] != Scalar(0);
+            return any;
+        }
+    }
+
+    TAPEFLOW_COLD void run_external_lanes(std::uint32_t index, Scalar* adjoint, std::size_t lanes) {
+        externals_[index]->reverse_lanes(adjoint, lanes, external_scratch_);
     }
 
     static constexpr std::size_t max_externals = std::size_t(UINT32_MAX);
