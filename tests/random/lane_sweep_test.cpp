@@ -25,6 +25,7 @@
 
 #include "random/interpreter.hpp"
 #include "random/program.hpp"
+#include "support/jacobian_rows.hpp"
 #include "support/options.hpp"
 
 namespace {
@@ -57,31 +58,8 @@ struct recording {
     std::vector<Real> x, y;
 };
 
-rows scalar_rows(tapeflow::tape& t, const recording& r) {
-    rows J(r.y.size(), std::vector<double>(r.x.size()));
-    for (std::size_t k = 0; k < r.y.size(); ++k) {
-        t.clear_adjoints();
-        t.set_adjoint(r.y[k], 1.0);
-        t.sweep();
-        for (std::size_t i = 0; i < r.x.size(); ++i) J[k][i] = t.adjoint(r.x[i]);
-    }
-    t.clear_adjoints();
-    return J;
-}
-
-template <std::size_t Lanes>
-rows lane_rows(tapeflow::tape& t, const recording& r) {
-    rows J(r.y.size(), std::vector<double>(r.x.size()));
-    tapeflow::lane_adjoints<double, Lanes> bar(t);
-    for (std::size_t first = 0; first < r.y.size(); first += Lanes) {
-        bar.clear();
-        for (std::size_t l = 0; l < Lanes && first + l < r.y.size(); ++l) bar.set(r.y[first + l], l, 1.0);
-        t.sweep(bar);
-        for (std::size_t l = 0; l < Lanes && first + l < r.y.size(); ++l)
-            for (std::size_t i = 0; i < r.x.size(); ++i) J[first + l][i] = bar.get(r.x[i], l);
-    }
-    return J;
-}
+using tapeflow_test::lane_rows;    // support/jacobian_rows.hpp
+using tapeflow_test::scalar_rows;
 
 std::size_t differences(const rows& a, const rows& b) {
     std::size_t d = 0;
