@@ -95,7 +95,8 @@ constexpr bool check_inputs() {
     static_assert(supported,
                   "tapeflow driver: each input must be a std::vector or std::array of float, double or "
                   "long double (or, with <tapeflow/eigen.hpp>, an Eigen vector of them); pass the plain "
-                  "numbers, not Reals");
+                  "numbers, not Reals; integers: convert them first, e.g. "
+                  "std::vector<double>(v.begin(), v.end()) or {3.0, 2.0}");
     if constexpr (supported) {
         using S = typename argument_t<X>::scalar;
         constexpr bool same = (std::is_same_v<S, typename argument_t<Xs>::scalar> && ...);
