@@ -1,17 +1,24 @@
-# Runs PROGRAM and compares its standard output with the README block that
-# follows the line "<!-- output of examples/quick_start.cpp -->".
+# Runs PROGRAM and compares its standard output with the ```text block of a
+# page that follows the line "<!-- output of examples/NAME.cpp -->".
+#   -DPROGRAM=...  the example
+#   -DREADME=...   the page (README.md or a page of docs/)
+#   -DNAME=...     the example's name in the marker (default: quick_start)
+if(NOT DEFINED NAME)
+  set(NAME quick_start)
+endif()
+set(marker "<!-- output of examples/${NAME}.cpp -->")
 execute_process(COMMAND ${PROGRAM} OUTPUT_VARIABLE actual RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "${PROGRAM} exited with ${rc}")
 endif()
 file(READ ${README} readme)
-string(FIND "${readme}" "<!-- output of examples/quick_start.cpp -->" at)
+string(FIND "${readme}" "${marker}" at)
 if(at EQUAL -1)
-  message(FATAL_ERROR "README.md has no quick start output marker")
+  message(FATAL_ERROR "${README} has no line '${marker}' before the output it shows")
 endif()
 string(SUBSTRING "${readme}" ${at} -1 rest)
 string(REGEX MATCH "```text\n([^`]*)```" block "${rest}")
 set(expected "${CMAKE_MATCH_1}")
 if(NOT actual STREQUAL expected)
-  message(FATAL_ERROR "README output differs from the program's.\n--- README:\n${expected}--- program:\n${actual}")
+  message(FATAL_ERROR "${README} shows another output than the program prints.\n--- ${README}:\n${expected}--- program:\n${actual}")
 endif()
