@@ -562,3 +562,16 @@ TEST_CASE("user code throws in the middle of a streaming recording: after reset(
     CHECK(io->closes == 1);
     CHECK(dir.entries().empty());
 }
+
+TEST_CASE("the smallest budget is two tiles: 2 KiB with the automatic tile size (docs/streaming.md)") {
+    tapeflow::tape_options o;
+    o.memory_budget_bytes = 2048;
+    tapeflow::tape smallest(o);
+    CHECK(smallest.statistics().tile_bytes == 1024);  // an eighth of 2 KiB is below the 1 KiB minimum
+    o.memory_budget_bytes = 64 * 1024;
+    CHECK(tapeflow::tape(o).statistics().tile_bytes == 8 * 1024);  // an eighth of the budget
+    o.memory_budget_bytes = 2047;
+    CHECK_THROWS_WITH(tapeflow::tape(o), Catch::Contains("memory_budget_bytes = 2047 is below 2048 bytes (two "
+                                                         "tiles of scratchpad") &&
+                                             Catch::Contains("raise it or lower tile_bytes"));
+}
