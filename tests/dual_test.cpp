@@ -377,3 +377,61 @@ TEST_CASE("forward mode leaves the tape alone") {
     t.stop_recording();
     t.reset();
 }
+
+TEST_CASE("jacobian_by_shape: forward when there are no more inputs than outputs, reverse otherwise, same rows") {
+    // Analytic Jacobians of a tall f (2 inputs, 5 outputs) and a wide g (6 inputs, 2 outputs).
+    auto tall = [](const auto& x) {
+        using T = typename std::decay_t<decltype(x)>::value_type;
+        return std::vector<T>{x[0] * x[1], sin(x[0]), x[1] * x[1], exp(x[0] - x[1]), x[0] / x[1]};
+    };
+    auto wide = [](const auto& x) {
+        using T = typename std::decay_t<decltype(x)>::value_type;
+        T s = 0.0, p = 1.0;
+        for (std::size_t j = 0; j < x.size(); ++j) {
+            s += double(j + 1) * x[j] * x[j];
+            p *= x[j];
+        }
+        return std::vector<T>{s, p};
+    };
+    const std::vector<double> a{0.7, 1.3};
+    const double e = std::exp(a[0] - a[1]);
+    const std::vector<std::vector<double>> tall_J{{a[1], a[0]}, {std::cos(a[0]), 0.0}, {0.0, 2 * a[1]},
+                                                  {e, -e}, {1 / a[1], -a[0] / (a[1] * a[1])}};
+    const std::vector<double> b{0.5, -1.2, 0.9, 1.1, -0.4, 2.0};
+    std::vector<std::vector<double>> wide_J(2, std::vector<double>(b.size()));
+    for (std::size_t j = 0; j < b.size(); ++j) {
+        wide_J[0][j] = 2.0 * double(j + 1) * b[j];
+        double others = 1.0;
+        for (std::size_t k = 0; k < b.size(); ++k)
+            if (k != j) others *= b[k];
+        wide_J[1][j] = others;
+    }
+    const auto close = [](const std::vector<std::vector<double>>& J, const std::vector<std::vector<double>>& ref) {
+        REQUIRE(J.size() == ref.size());
+        for (std::size_t i = 0; i < J.size(); ++i) {
+            REQUIRE(J[i].size() == ref[i].size());
+            for (std::size_t j = 0; j < J[i].size(); ++j) CHECK(J[i][j] == Approx(ref[i][j]).epsilon(1e-13).margin(1e-15));
+        }
+    };
+    const auto t = tapeflow::jacobian_by_shape(tall, a);
+    CHECK(t.mode == tapeflow::jacobian_mode::forward);
+    close(t.rows, tall_J);
+    const auto w = tapeflow::jacobian_by_shape(wide, b);
+    CHECK(w.mode == tapeflow::jacobian_mode::reverse);
+    close(w.rows, wide_J);
+    // told: the mode asked for, the same rows
+    const auto t_rev = tapeflow::jacobian_by_shape(tall, a, tapeflow::jacobian_mode::reverse);
+    CHECK(t_rev.mode == tapeflow::jacobian_mode::reverse);
+    close(t_rev.rows, tall_J);
+    const auto w_fwd = tapeflow::jacobian_by_shape(wide, b, tapeflow::jacobian_mode::forward);
+    CHECK(w_fwd.mode == tapeflow::jacobian_mode::forward);
+    close(w_fwd.rows, wide_J);
+    // square: forward (n <= m)
+    auto square = [](const auto& x) {
+        using T = typename std::decay_t<decltype(x)>::value_type;
+        return std::vector<T>{x[0] * x[1], x[0] + x[1]};
+    };
+    const auto q = tapeflow::jacobian_by_shape(square, a);
+    CHECK(q.mode == tapeflow::jacobian_mode::forward);
+    close(q.rows, {{a[1], a[0]}, {1.0, 1.0}});
+}

@@ -12,6 +12,8 @@
 //   jacobian_forward<N>(f, x)  the whole Jacobian, N columns per run of f:
 //                              ceil(n / N) runs for n inputs. Rows as
 //                              tapeflow::jacobian: J[i][j] = d f_i / d x_j.
+//   jacobian_by_shape(f, x)    forward or reverse, whichever suits the
+//                              shape (or the mode asked for); says which
 //
 // Use these when f has few inputs and many outputs; tapeflow::gradient and
 // tapeflow::jacobian (reverse mode) when it has many inputs and few outputs.
@@ -33,6 +35,7 @@
 #include <utility>
 #include <vector>
 
+#include "drivers.hpp"
 #include "dual.hpp"
 #include "error.hpp"
 
@@ -176,6 +179,47 @@ std::vector<std::vector<Scalar>> jacobian_forward(F&& f, const std::vector<Scala
 template <std::size_t N = default_forward_lanes, class F, class Scalar>
 std::vector<std::vector<Scalar>> jacobian_forward(F&& f, std::initializer_list<Scalar> x) {
     return jacobian_forward<N>(std::forward<F>(f), std::vector<Scalar>(x));
+}
+
+/// The mode of a Jacobian: chosen by shape, or vector forward, or vector reverse.
+enum class jacobian_mode { automatic, forward, reverse };
+
+/// Result of jacobian_by_shape: the rows and the mode that computed them.
+template <class Scalar>
+struct jacobian_result {
+    std::vector<std::vector<Scalar>> rows;  ///< rows[i][j] = d f_i / d x_j, as tapeflow::jacobian
+    jacobian_mode mode;                     ///< forward or reverse: the mode used
+};
+
+/// Jacobian of f at x in the mode that suits its shape, or in `mode`.
+/// f is generic: it is called with a std::vector of Duals and, in reverse
+/// mode, of Reals, and returns a std::vector of the same type. With
+/// jacobian_mode::automatic, f first runs once on Duals without tangents
+/// (about the cost of two runs on doubles) to count its m outputs; then
+/// for n inputs:
+///   n <= m: vector forward mode, jacobian_forward<8>: ceil(n / 8) runs of f;
+///   n >  m: vector reverse mode, tapeflow::jacobian: one recording of f and
+///           ceil(m / 8) sweeps.
+/// The result says which was taken (docs/modes.md has the measured costs).
+///
+/// **Example**:
+///   auto F = [](const auto& x) {
+///       using T = typename std::decay_t<decltype(x)>::value_type;
+///       return std::vector<T>{x[0] * x[1], sin(x[0]), x[1] * x[1]};
+///   };
+///   auto J = tapeflow::jacobian_by_shape(F, std::vector<double>{1.0, 2.0});
+///   // J.mode == tapeflow::jacobian_mode::forward (2 inputs, 3 outputs)
+template <class F, class Scalar>
+jacobian_result<Scalar> jacobian_by_shape(F&& f, const std::vector<Scalar>& x,
+                                          jacobian_mode mode = jacobian_mode::automatic) {
+    static_assert(std::is_floating_point_v<Scalar>, "x must be a vector of float, double or long double");
+    if (mode == jacobian_mode::automatic) {
+        const std::vector<basic_dual<Scalar>> probe(x.begin(), x.end());
+        const std::size_t m = std::size_t(f(probe).size());
+        mode = x.size() <= m ? jacobian_mode::forward : jacobian_mode::reverse;
+    }
+    if (mode == jacobian_mode::forward) return {jacobian_forward<8>(f, x), mode};
+    return {jacobian(f, x), jacobian_mode::reverse};
 }
 
 }  // namespace tapeflow
