@@ -100,7 +100,7 @@ public:
         for (std::size_t i = 0; i < m; ++i) {
             Scalar& a = adjoint[outputs[i]];
             scratch[i] = a;
-            any |= a != Scalar(0);
+            any |= !detail::is_zero(a);
             a = Scalar(0);
         }
         if (!any) return;
@@ -128,7 +128,7 @@ public:
             for (std::size_t l = 0; l < lanes; ++l) {
                 Scalar& a = adjoint[std::size_t(outputs[i]) * lanes + l];
                 y_bar[i * lanes + l] = a;
-                any |= a != Scalar(0);
+                any |= !detail::is_zero(a);
                 a = Scalar(0);
             }
         if (!any) return;
@@ -146,7 +146,7 @@ public:
                 bool lane_any = false;
                 for (std::size_t i = 0; i < m; ++i) {
                     y_one[i] = y_bar[i * lanes + l];
-                    lane_any |= y_one[i] != Scalar(0);
+                    lane_any |= !detail::is_zero(y_one[i]);
                 }
                 if (!lane_any) continue;
                 std::fill(x_one, x_one + n, Scalar(0));

@@ -40,8 +40,9 @@ class basic_custom_adjoint;
 
 template <class Scalar>
 class basic_real : public expression<basic_real<Scalar>> {
-    static_assert(std::is_floating_point_v<Scalar>,
-                  "tapeflow::basic_real<S> needs a floating-point S (float, double, long double)");
+    static_assert(detail::is_tape_scalar_v<Scalar>,
+                  "tapeflow::basic_real<S> needs a floating-point S (float, double, long double), or "
+                  "a tapeflow::basic_dual of one for second derivatives (basic_real<Dual>)");
 
 public:
     using scalar_type = Scalar;
@@ -52,6 +53,10 @@ public:
     /// A passive constant.
     template <class T, std::enable_if_t<detail::is_passive_v<T>, int> = 0>
     constexpr basic_real(T value) noexcept : value_(static_cast<Scalar>(value)) {}
+    /// A passive constant of a Dual scalar type (second order, basic_real<Dual>):
+    /// its tangents are kept, they are the direction of the Dual's derivative.
+    template <class T, std::enable_if_t<std::is_same_v<T, Scalar> && !std::is_arithmetic_v<T>, int> = 0>
+    constexpr basic_real(const T& value) noexcept : value_(value) {}
     /// Evaluates `e`; records one statement when the active tape is recording.
     /// `e` must be an rvalue: a named expression is rejected (see detail::check_not_named).
     template <class E, std::enable_if_t<detail::is_node_v<detail::bare_t<E>>, int> = 0>
@@ -94,6 +99,13 @@ public:
     basic_real& operator=(T value) noexcept {
         drop_identifier();
         value_ = static_cast<Scalar>(value);
+        return *this;
+    }
+    /// Assigning a Dual (basic_real<Dual>) makes the variable passive, too.
+    template <class T, std::enable_if_t<std::is_same_v<T, Scalar> && !std::is_arithmetic_v<T>, int> = 0>
+    basic_real& operator=(const T& value) noexcept {
+        drop_identifier();
+        value_ = value;
         return *this;
     }
 

@@ -14,48 +14,49 @@
 #include <cmath>
 
 #include "nodes.hpp"
+#include "std_math.hpp"
 
 namespace tapeflow {
 namespace detail {
 
 struct pow_op {
-    template <class S> static S value(S a, S b) { return std::pow(a, b); }
-    template <class S> static S d_a(S a, S b, S) { return b == 0 ? S(0) : b * std::pow(a, b - S(1)); }
-    template <class S> static S d_b(S a, S, S r) { return a > 0 ? r * std::log(a) : S(0); }
+    template <class S> static S value(S a, S b) { return pow(a, b); }
+    template <class S> static S d_a(S a, S b, S) { return b == 0 ? S(0) : b * pow(a, b - S(1)); }
+    template <class S> static S d_b(S a, S, S r) { return a > 0 ? r * log(a) : S(0); }
 };
 struct atan2_op {
-    template <class S> static S value(S y, S x) { return std::atan2(y, x); }
+    template <class S> static S value(S y, S x) { return atan2(y, x); }
     // x / (x^2 + y^2) as (x / h) / h with h = hypot(x, y): no overflow or
     // underflow of the squares at large or tiny |x|, |y|.
     template <class S> static S d_a(S y, S x, S) {
-        const S h = std::hypot(x, y);
+        const S h = hypot(x, y);
         return h == 0 ? S(0) : x / h / h;
     }
     template <class S> static S d_b(S y, S x, S) {
-        const S h = std::hypot(x, y);
+        const S h = hypot(x, y);
         return h == 0 ? S(0) : -y / h / h;
     }
 };
 struct hypot_op {
-    template <class S> static S value(S a, S b) { return std::hypot(a, b); }
+    template <class S> static S value(S a, S b) { return hypot(a, b); }
     template <class S> static S d_a(S a, S, S r) { return r == 0 ? S(0) : a / r; }
     template <class S> static S d_b(S, S b, S r) { return r == 0 ? S(0) : b / r; }
 };
 struct hypot3_op {
-    template <class S> static S value(S a, S b, S c) { return std::hypot(a, b, c); }
+    template <class S> static S value(S a, S b, S c) { return hypot(a, b, c); }
     template <class S> static S d_a(S a, S, S, S r) { return r == 0 ? S(0) : a / r; }
     template <class S> static S d_b(S, S b, S, S r) { return r == 0 ? S(0) : b / r; }
     template <class S> static S d_c(S, S, S c, S r) { return r == 0 ? S(0) : c / r; }
 };
 // fmin/fmax: NaN arguments are ignored; ties go to the first argument.
 struct fmin_op {
-    template <class S> static bool first(S a, S b) { return std::isnan(b) || (!std::isnan(a) && a <= b); }
+    template <class S> static bool first(S a, S b) { return isnan(b) || (!isnan(a) && a <= b); }
     template <class S> static S value(S a, S b) { return first(a, b) ? a : b; }
     template <class S> static S d_a(S a, S b, S) { return first(a, b) ? S(1) : S(0); }
     template <class S> static S d_b(S a, S b, S) { return first(a, b) ? S(0) : S(1); }
 };
 struct fmax_op {
-    template <class S> static bool first(S a, S b) { return std::isnan(b) || (!std::isnan(a) && a >= b); }
+    template <class S> static bool first(S a, S b) { return isnan(b) || (!isnan(a) && a >= b); }
     template <class S> static S value(S a, S b) { return first(a, b) ? a : b; }
     template <class S> static S d_a(S a, S b, S) { return first(a, b) ? S(1) : S(0); }
     template <class S> static S d_b(S a, S b, S) { return first(a, b) ? S(0) : S(1); }
@@ -72,13 +73,13 @@ struct max_op {
     template <class S> static S d_b(S a, S b, S) { return a < b ? S(1) : S(0); }
 };
 struct fmod_op {
-    template <class S> static S value(S a, S b) { return std::fmod(a, b); }
+    template <class S> static S value(S a, S b) { return fmod(a, b); }
     template <class S> static S d_a(S, S, S) { return S(1); }
-    template <class S> static S d_b(S a, S b, S r) { return -std::round((a - r) / b); }
+    template <class S> static S d_b(S a, S b, S r) { return -round((a - r) / b); }
 };
 struct copysign_op {
-    template <class S> static S value(S a, S b) { return std::copysign(a, b); }
-    template <class S> static S d_a(S a, S b, S) { return std::signbit(a) == std::signbit(b) ? S(1) : S(-1); }
+    template <class S> static S value(S a, S b) { return copysign(a, b); }
+    template <class S> static S d_a(S a, S b, S) { return signbit(a) == signbit(b) ? S(1) : S(-1); }
     template <class S> static S d_b(S, S, S) { return S(0); }
 };
 

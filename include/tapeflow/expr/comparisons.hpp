@@ -9,6 +9,7 @@
 
 #include "expression.hpp"
 #include "mode.hpp"
+#include "std_math.hpp"
 
 namespace tapeflow {
 namespace detail {
@@ -34,15 +35,15 @@ template <class A, class B, detail::enable_t<A, B> = 0>
 constexpr bool operator>=(const A& a, const B& b) { detail::check_same_scalar<A, B>(); return detail::value_of(a) >= detail::value_of(b); }
 
 template <class E, detail::enable_t<E> = 0>
-bool isnan(const E& x) { return std::isnan(x.value()); }
+bool isnan(const E& x) { return std::isnan(detail::innermost_value(x)); }
 template <class E, detail::enable_t<E> = 0>
-bool isinf(const E& x) { return std::isinf(x.value()); }
+bool isinf(const E& x) { return std::isinf(detail::innermost_value(x)); }
 template <class E, detail::enable_t<E> = 0>
-bool isfinite(const E& x) { return std::isfinite(x.value()); }
+bool isfinite(const E& x) { return std::isfinite(detail::innermost_value(x)); }
 template <class E, detail::enable_t<E> = 0>
-bool isnormal(const E& x) { return std::isnormal(x.value()); }
+bool isnormal(const E& x) { return std::isnormal(detail::innermost_value(x)); }
 template <class E, detail::enable_t<E> = 0>
-bool signbit(const E& x) { return std::signbit(x.value()); }
+bool signbit(const E& x) { return std::signbit(detail::innermost_value(x)); }
 
 /// Prints the value, formatted like the scalar type.
 template <class E, detail::enable_t<E> = 0>

@@ -130,6 +130,18 @@ struct has_scalar<S, T, true> : std::is_same<typename T::scalar_type, S> {};
 template <class S, class... Ts>
 inline constexpr bool same_scalar_v = (has_scalar<S, Ts>::value && ...);
 
+/// A copy of scalar s made component by component: for a Dual (the scalar
+/// of basic_real<Dual>, second order) its value and tangents one by one,
+/// which keeps an expression tree in registers where the Dual's own
+/// 16-byte copy sends it through the stack (see nodes.hpp). A number as is.
+template <class S>
+TAPEFLOW_ALWAYS_INLINE constexpr S copy_of(const S& s) noexcept {
+    if constexpr (std::is_arithmetic_v<S>)
+        return s;
+    else
+        return S(s.value(), s.tangents());
+}
+
 /// Snapshot of an active variable inside an expression.
 template <class S>
 struct active_leaf {
@@ -138,6 +150,9 @@ struct active_leaf {
     static constexpr std::size_t depth = 0;
     S v;
     identifier id;
+
+    constexpr active_leaf(const S& v_, identifier id_) noexcept : v(v_), id(id_) {}
+    constexpr active_leaf(const active_leaf& o) noexcept : v(copy_of(o.v)), id(o.id) {}
 
     constexpr S value() const noexcept { return v; }
     template <class Sink>

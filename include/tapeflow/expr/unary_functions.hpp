@@ -12,6 +12,7 @@
 #include <cmath>
 
 #include "nodes.hpp"
+#include "std_math.hpp"
 #include "special_functions.hpp"
 
 namespace tapeflow {
@@ -33,112 +34,116 @@ struct identity_op {
     template <class S> static S d(S, S) { return S(1); }
 };
 struct sqrt_op {
-    template <class S> static S value(S x) { return std::sqrt(x); }
+    template <class S> static S value(S x) { return sqrt(x); }
     template <class S> static S d(S, S r) { return S(0.5) / r; }
 };
 struct cbrt_op {
-    template <class S> static S value(S x) { return std::cbrt(x); }
+    template <class S> static S value(S x) { return cbrt(x); }
     template <class S> static S d(S, S r) { return S(1) / (S(3) * r * r); }
 };
 struct exp_op {
-    template <class S> static S value(S x) { return std::exp(x); }
+    template <class S> static S value(S x) { return exp(x); }
     template <class S> static S d(S, S r) { return r; }
 };
 struct exp2_op {
-    template <class S> static S value(S x) { return std::exp2(x); }
+    template <class S> static S value(S x) { return exp2(x); }
     template <class S> static S d(S, S r) { return r * ln2_v<S>; }
 };
 struct expm1_op {
-    template <class S> static S value(S x) { return std::expm1(x); }
-    template <class S> static S d(S x, S) { return std::exp(x); }
+    template <class S> static S value(S x) { return expm1(x); }
+    template <class S> static S d(S x, S) { return exp(x); }
 };
 struct log_op {
-    template <class S> static S value(S x) { return std::log(x); }
+    template <class S> static S value(S x) { return log(x); }
     template <class S> static S d(S x, S) { return S(1) / x; }
 };
 struct log2_op {
-    template <class S> static S value(S x) { return std::log2(x); }
+    template <class S> static S value(S x) { return log2(x); }
     template <class S> static S d(S x, S) { return S(1) / (x * ln2_v<S>); }
 };
 struct log10_op {
-    template <class S> static S value(S x) { return std::log10(x); }
+    template <class S> static S value(S x) { return log10(x); }
     template <class S> static S d(S x, S) { return S(1) / (x * ln10_v<S>); }
 };
 struct log1p_op {
-    template <class S> static S value(S x) { return std::log1p(x); }
+    template <class S> static S value(S x) { return log1p(x); }
     template <class S> static S d(S x, S) { return S(1) / (S(1) + x); }
 };
 struct sin_op {
-    template <class S> static S value(S x) { return std::sin(x); }
-    template <class S> static S d(S x, S) { return std::cos(x); }
+    template <class S> static S value(S x) { return sin(x); }
+    template <class S> static S d(S x, S) { return cos(x); }
 };
 struct cos_op {
-    template <class S> static S value(S x) { return std::cos(x); }
-    template <class S> static S d(S x, S) { return -std::sin(x); }
+    template <class S> static S value(S x) { return cos(x); }
+    template <class S> static S d(S x, S) { return -sin(x); }
 };
 struct tan_op {
-    template <class S> static S value(S x) { return std::tan(x); }
+    template <class S> static S value(S x) { return tan(x); }
     template <class S> static S d(S, S r) { return S(1) + r * r; }
 };
 struct asin_op {
-    template <class S> static S value(S x) { return std::asin(x); }
-    template <class S> static S d(S x, S) { return S(1) / std::sqrt((S(1) - x) * (S(1) + x)); }
+    template <class S> static S value(S x) { return asin(x); }
+    template <class S> static S d(S x, S) { return S(1) / sqrt((S(1) - x) * (S(1) + x)); }
 };
 struct acos_op {
-    template <class S> static S value(S x) { return std::acos(x); }
-    template <class S> static S d(S x, S) { return S(-1) / std::sqrt((S(1) - x) * (S(1) + x)); }
+    template <class S> static S value(S x) { return acos(x); }
+    template <class S> static S d(S x, S) { return S(-1) / sqrt((S(1) - x) * (S(1) + x)); }
 };
 struct atan_op {
-    template <class S> static S value(S x) { return std::atan(x); }
+    template <class S> static S value(S x) { return atan(x); }
     template <class S> static S d(S x, S) { return S(1) / (S(1) + x * x); }
 };
 struct sinh_op {
-    template <class S> static S value(S x) { return std::sinh(x); }
-    template <class S> static S d(S x, S) { return std::cosh(x); }
+    template <class S> static S value(S x) { return sinh(x); }
+    template <class S> static S d(S x, S) { return cosh(x); }
 };
 struct cosh_op {
-    template <class S> static S value(S x) { return std::cosh(x); }
-    template <class S> static S d(S x, S) { return std::sinh(x); }
+    template <class S> static S value(S x) { return cosh(x); }
+    template <class S> static S d(S x, S) { return sinh(x); }
 };
 struct tanh_op {
-    template <class S> static S value(S x) { return std::tanh(x); }
-    // 1 - tanh^2 cancels for |x| > 1 (all digits lost by |x| = 20): use 1/cosh^2 there.
+    template <class S> static S value(S x) { return tanh(x); }
+    // 1 - tanh^2 cancels for |x| > 1 (all digits lost by |x| = 20): there
+    // use sech^2 x = 4 e / (1 + e)^2 with e = exp(-2|x|), which neither
+    // cancels nor overflows (1 / cosh^2 does past |x| = 355: its Dual tangent,
+    // a second derivative, came out NaN).
     template <class S> static S d(S x, S r) {
-        if (std::fabs(x) < S(1)) return S(1) - r * r;
-        const S c = std::cosh(x);
-        return S(1) / (c * c);
+        if (fabs(x) < S(1)) return S(1) - r * r;
+        const S e = exp(S(-2) * fabs(x));
+        const S q = S(1) + e;
+        return S(4) * e / (q * q);
     }
 };
 struct asinh_op {
-    template <class S> static S value(S x) { return std::asinh(x); }
-    template <class S> static S d(S x, S) { return S(1) / std::hypot(x, S(1)); }
+    template <class S> static S value(S x) { return asinh(x); }
+    template <class S> static S d(S x, S) { return S(1) / hypot(x, S(1)); }
 };
 struct acosh_op {
-    template <class S> static S value(S x) { return std::acosh(x); }
-    template <class S> static S d(S x, S) { return S(1) / (std::sqrt(x - S(1)) * std::sqrt(x + S(1))); }
+    template <class S> static S value(S x) { return acosh(x); }
+    template <class S> static S d(S x, S) { return S(1) / (sqrt(x - S(1)) * sqrt(x + S(1))); }
 };
 struct atanh_op {
-    template <class S> static S value(S x) { return std::atanh(x); }
+    template <class S> static S value(S x) { return atanh(x); }
     template <class S> static S d(S x, S) { return S(1) / ((S(1) - x) * (S(1) + x)); }
 };
 struct abs_op {
-    template <class S> static S value(S x) { return std::fabs(x); }
+    template <class S> static S value(S x) { return fabs(x); }
     template <class S> static S d(S x, S) { return x > 0 ? S(1) : (x < 0 ? S(-1) : S(0)); }
 };
 struct erf_op {
-    template <class S> static S value(S x) { return std::erf(x); }
-    template <class S> static S d(S x, S) { return two_over_sqrt_pi_v<S> * std::exp(-x * x); }
+    template <class S> static S value(S x) { return erf(x); }
+    template <class S> static S d(S x, S) { return two_over_sqrt_pi_v<S> * exp(-x * x); }
 };
 struct erfc_op {
-    template <class S> static S value(S x) { return std::erfc(x); }
-    template <class S> static S d(S x, S) { return -two_over_sqrt_pi_v<S> * std::exp(-x * x); }
+    template <class S> static S value(S x) { return erfc(x); }
+    template <class S> static S d(S x, S) { return -two_over_sqrt_pi_v<S> * exp(-x * x); }
 };
 struct tgamma_op {
-    template <class S> static S value(S x) { return std::tgamma(x); }
+    template <class S> static S value(S x) { return tgamma(x); }
     template <class S> static S d(S x, S r) { return r * digamma(x); }
 };
 struct lgamma_op {
-    template <class S> static S value(S x) { return std::lgamma(x); }
+    template <class S> static S value(S x) { return lgamma(x); }
     template <class S> static S d(S x, S) { return digamma(x); }
 };
 
@@ -182,12 +187,24 @@ template <class E, detail::enable_t<E> = 0> auto lgamma(E&& x) { return detail::
 
 // Piecewise-constant functions: derivative 0, so the result is passive.
 template <class E, detail::enable_t<E> = 0>
-auto floor(const E& x) { return detail::passive_expr<typename E::scalar_type>(std::floor(x.value())); }
+auto floor(const E& x) {
+    return detail::passive_expr<typename E::scalar_type>(
+        detail::step_function(x.value(), [](auto v) { return std::floor(v); }));
+}
 template <class E, detail::enable_t<E> = 0>
-auto ceil(const E& x) { return detail::passive_expr<typename E::scalar_type>(std::ceil(x.value())); }
+auto ceil(const E& x) {
+    return detail::passive_expr<typename E::scalar_type>(
+        detail::step_function(x.value(), [](auto v) { return std::ceil(v); }));
+}
 template <class E, detail::enable_t<E> = 0>
-auto round(const E& x) { return detail::passive_expr<typename E::scalar_type>(std::round(x.value())); }
+auto round(const E& x) {
+    return detail::passive_expr<typename E::scalar_type>(
+        detail::step_function(x.value(), [](auto v) { return std::round(v); }));
+}
 template <class E, detail::enable_t<E> = 0>
-auto trunc(const E& x) { return detail::passive_expr<typename E::scalar_type>(std::trunc(x.value())); }
+auto trunc(const E& x) {
+    return detail::passive_expr<typename E::scalar_type>(
+        detail::step_function(x.value(), [](auto v) { return std::trunc(v); }));
+}
 
 }  // namespace tapeflow

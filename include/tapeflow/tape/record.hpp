@@ -29,7 +29,8 @@
 //   +-------------+-------------+
 //
 // Records are packed at 4-byte granularity and read with memcpy, so no
-// padding is spent on alignment. Pair i sits at i*P whatever k is, so the
+// padding is spent on alignment. (A basic_dual partial, second order, is
+// copied as bytes too: it is N + 1 floating-point numbers and nothing else.) Pair i sits at i*P whatever k is, so the
 // recorder can store all candidate pairs at fixed offsets and only then
 // decide k (after merging repeated operands: x*x records one pair). The
 // sweep, the hardware model and every other reader walk records with
@@ -90,7 +91,7 @@ struct record_layout {
 
     /// Stores pair i of the record starting at `at`.
     static void write_pair(std::byte* at, std::size_t i, Scalar partial, identifier id) noexcept {
-        std::memcpy(at + i * pair_bytes, &partial, sizeof(Scalar));
+        std::memcpy(at + i * pair_bytes, static_cast<const void*>(&partial), sizeof(Scalar));
         std::memcpy(at + i * pair_bytes + sizeof(Scalar), &id, sizeof(identifier));
     }
     /// Stores the header of a record of k pairs starting at `at`.
@@ -163,7 +164,7 @@ struct record_layout {
 
     static Scalar partial(const std::byte* at, std::size_t i) noexcept {
         Scalar p;
-        std::memcpy(&p, at + i * pair_bytes, sizeof(Scalar));
+        std::memcpy(static_cast<void*>(&p), at + i * pair_bytes, sizeof(Scalar));
         return p;
     }
     static identifier id(const std::byte* at, std::size_t i) noexcept {
@@ -213,9 +214,9 @@ struct record_layout {
     }
     static TAPEFLOW_ALWAYS_INLINE void add_partial(std::byte* at, std::size_t i, Scalar value) noexcept {
         Scalar p;
-        std::memcpy(&p, at + i * pair_bytes, sizeof(Scalar));
+        std::memcpy(static_cast<void*>(&p), at + i * pair_bytes, sizeof(Scalar));
         p += value;
-        std::memcpy(at + i * pair_bytes, &p, sizeof(Scalar));
+        std::memcpy(at + i * pair_bytes, static_cast<const void*>(&p), sizeof(Scalar));
     }
 
     /// Reads the header of the record that ends at `end`.

@@ -54,6 +54,7 @@
 #include "position.hpp"
 #include "record.hpp"
 #include "region_table.hpp"
+#include "scalar.hpp"
 #include "statistics.hpp"
 #include "tile.hpp"
 
@@ -745,7 +746,7 @@ private:
             const record_header h = r.previous();
             const Scalar a = adjoint[h.lhs];
             adjoint[h.lhs] = Scalar(0);
-            if (a == Scalar(0)) {
+            if (detail::is_zero(a)) {
                 // external entries have lhs 0, whose adjoint is always 0
                 if (TAPEFLOW_UNLIKELY(h.count == 0)) run_external(r.take_external(), adjoint);
                 continue;
@@ -796,11 +797,11 @@ private:
     // target[l] += p * a[l] for the lanes whose a[l] is not 0.
     template <std::size_t Lanes>
     static TAPEFLOW_ALWAYS_INLINE void add_lanes(Scalar* target, Scalar p, const Scalar* a) noexcept {
-        if (TAPEFLOW_LIKELY(p - p == Scalar(0))) {  // finite: p * 0 adds nothing
+        if (TAPEFLOW_LIKELY(detail::is_finite(p))) {  // p * 0 adds nothing
             for (std::size_t l = 0; l < Lanes; ++l) target[l] += p * a[l];
         } else {
             for (std::size_t l = 0; l < Lanes; ++l)
-                if (a[l] != Scalar(0)) target[l] += p * a[l];
+                if (!detail::is_zero(a[l])) target[l] += p * a[l];
         }
     }
 
@@ -809,7 +810,7 @@ private:
     // vector instructions; comparing lane by lane compiles to a branch each).
     template <std::size_t Lanes>
     static TAPEFLOW_ALWAYS_INLINE bool any_nonzero(const Scalar* a) noexcept {
-        if constexpr (sizeof(Scalar) == 8 || sizeof(Scalar) == 4) {
+        if constexpr (std::is_floating_point_v<Scalar> && (sizeof(Scalar) == 8 || sizeof(Scalar) == 4)) {
             using bits_type = std::conditional_t<sizeof(Scalar) == 8, std::uint64_t, std::uint32_t>;
             constexpr bits_type magnitude = ~bits_type(0) >> 1;
             bits_type bits[Lanes];
@@ -819,7 +820,7 @@ private:
             return any != 0;
         } else {
             bool any = false;
-            for (std::size_t l = 0; l < Lanes; ++l) any |= a[l] != Scalar(0);
+            for (std::size_t l = 0; l < Lanes; ++l) any |= !detail::is_zero(a[l]);
             return any;
         }
     }
