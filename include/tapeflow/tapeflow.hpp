@@ -11,6 +11,10 @@
 //                     directions at once. tapeflow::derivative (J v) and
 //                     jacobian_forward, for few inputs and many outputs
 //                     (forward_drivers.hpp, docs/modes.md).
+//   basic_real<Dual>  second order (forward over reverse): a Real whose
+//                     values, partials and adjoints are Duals.
+//                     tapeflow::hessian, hessian_vector_product,
+//                     hessian_diagonal (hessian_drivers.hpp).
 //   tapeflow::Region  RAII scope that groups records (a time step, a loop
 //                     body) for statistics.
 //   tapeflow::custom_adjoint / external_function
@@ -41,6 +45,7 @@
 #include "expr/comparisons.hpp"
 #include "expr/unary_functions.hpp"
 #include "forward_drivers.hpp"
+#include "hessian_drivers.hpp"
 #include "hw/hardware_model.hpp"
 #include "real.hpp"
 #include "std.hpp"

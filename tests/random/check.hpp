@@ -79,6 +79,7 @@ struct tallies {
     std::uint64_t plain_tile_bytes = 0;                         ///< ... and their size uncompressed
     std::uint64_t forward_programs = 0;  ///< run in forward mode (forward_program, forward_vector_program)
     std::uint64_t forward_skipped = 0;   ///< ... of which skipped: an eigen statement
+    std::uint64_t second_order_entries = 0;  ///< Hessian entries and H v entries compared (second_order_program)
     double worst_ad = 0, worst_fd = 0;  ///< largest error / tolerance seen (< 1 passes)
     std::array<std::uint64_t, std::size_t(op::count)> uses{};
     std::array<std::uint64_t, std::size_t(stmt::count)> kinds{};
@@ -269,6 +270,10 @@ public:
             fail(p, std::string("forward mode, jacobian_forward: exception: ") + e.what());
         }
     }
+
+    /// One program with one output in second order (forward over reverse,
+    /// tapeflow/hessian_drivers.hpp): check_second_order.hpp.
+    void second_order_program(std::uint64_t seed, generator_options o);
 
 private:
     /// The tape of configuration c.
@@ -524,3 +529,4 @@ private:
 }  // namespace tapeflow_random
 
 #include "random/check_finite_differences.hpp"
+#include "random/check_second_order.hpp"

@@ -17,7 +17,7 @@ namespace tapeflow_random {
 inline double primal(double x) { return x; }
 template <class T>
 double primal(const T& x) {
-    return x.value();
+    return primal(x.value());  // a basic_real<Dual>'s value is a Dual
 }
 
 // ---- double versions, with the selection rules tapeflow documents --------------
