@@ -329,3 +329,31 @@ TEST_CASE("hessian drivers: sizes, empty inputs and misuse", "[hessian]") {
     CHECK_THROWS_WITH(tapeflow::hessian(throws, {1.0}), "f failed");
     CHECK(tapeflow::hessian(throws, {-1.0})[0][0] == 2.0);
 }
+
+TEST_CASE("hessian: an adjoint of value 0 with a tangent still passes its tangent on", "[hessian]") {
+    // f = s^2 with s = sin(x) its own record, at x = 0: adjoint(s) = 2 s = 0,
+    // its tangent 2 cos(x) v = 2 v. A sweep that skipped a zero-valued adjoint
+    // would drop the whole Hessian: f'' = 2 cos(2x) = 2.
+    const auto f = [](const auto& x) {
+        using T = typename std::decay_t<decltype(x)>::value_type;
+        T s = sin(x[0]);
+        return s * s;
+    };
+    CHECK(tapeflow::hessian(f, {0.0})[0][0] == 2.0);
+    CHECK(tapeflow::hessian_vector_product(f, {0.0}, {0.5})[0] == 1.0);
+}
+
+TEST_CASE("basic_real<Dual>: a Dual assigned makes the variable passive, its tangents kept", "[hessian]") {
+    auto& tape = tapeflow::basic_tape<Dual>::active();
+    tape.reset();
+    tape.start_recording();
+    Real2 x = Dual(2.0, 1.0);
+    tape.register_input(x);
+    REQUIRE(x.is_active());
+    x = Dual(3.0, 0.5);
+    CHECK(!x.is_active());
+    CHECK(x.value().value() == 3.0);
+    CHECK(x.value().tangent() == 0.5);
+    tape.stop_recording();
+    tape.reset();
+}

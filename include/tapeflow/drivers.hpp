@@ -295,6 +295,24 @@ std::vector<Scalar> gradient(F&& f, std::initializer_list<Scalar> x) {
 
 namespace detail {
 
+/// Calls body(std::integral_constant<std::size_t, L>{}) with L = Lanes when it
+/// is given (not 0), else with the fewest of 1, 2, 4 and Most that hold
+/// `count` directions (Most when none does): how jacobian and the Hessian
+/// drivers choose their lane count.
+template <std::size_t Lanes, std::size_t Most, class F>
+decltype(auto) with_lanes(std::size_t count, F&& body) {
+    if constexpr (Lanes != 0)
+        return body(std::integral_constant<std::size_t, Lanes>{});
+    else if (count <= 1)
+        return body(std::integral_constant<std::size_t, 1>{});
+    else if (count <= 2)
+        return body(std::integral_constant<std::size_t, 2>{});
+    else if (count <= 4)
+        return body(std::integral_constant<std::size_t, 4>{});
+    else
+        return body(std::integral_constant<std::size_t, Most>{});
+}
+
 // Rows of the Jacobian by vector sweeps: outputs [first, first + Lanes) are
 // seeded in lanes 0 .. Lanes-1, and one sweep gives their rows.
 template <std::size_t Lanes, class Scalar, class In, class Out>
@@ -371,19 +389,13 @@ auto jacobian(F&& f, const X& x) {
             const auto& out = *outputs;
             const std::size_t n = std::size_t(in.size()), m = std::size_t(out.size());
             rows_type rows(m, std::vector<Scalar>(n));
-            if constexpr (Lanes == 1) {
-                detail::jacobian_rows_by_sweeps(tape, in, out, rows);
-            } else if constexpr (Lanes > 1) {
-                detail::jacobian_rows_by_lanes<Lanes>(tape, in, out, rows);
-            } else if (m <= 1) {
-                detail::jacobian_rows_by_sweeps(tape, in, out, rows);
-            } else if (m <= 2) {
-                detail::jacobian_rows_by_lanes<2>(tape, in, out, rows);
-            } else if (m <= 4) {
-                detail::jacobian_rows_by_lanes<4>(tape, in, out, rows);
-            } else {
-                detail::jacobian_rows_by_lanes<jacobian_default_lanes>(tape, in, out, rows);
-            }
+            detail::with_lanes<Lanes, jacobian_default_lanes>(m, [&](auto lanes) {
+                constexpr std::size_t L = decltype(lanes)::value;
+                if constexpr (L == 1)
+                    detail::jacobian_rows_by_sweeps(tape, in, out, rows);
+                else
+                    detail::jacobian_rows_by_lanes<L>(tape, in, out, rows);
+            });
             return rows;
         } else {
             return rows_type{};

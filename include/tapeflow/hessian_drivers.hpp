@@ -127,22 +127,6 @@ Scalar hessian_columns(F& f, const std::vector<Scalar>& x, std::size_t first,
         adjoints, caller);
 }
 
-/// The number of lanes the dense drivers take for n inputs when not told:
-/// the fewest of 1, 2, 4, 8 that hold them all, at most hessian_default_lanes.
-template <std::size_t Lanes, class F>
-decltype(auto) with_hessian_lanes(std::size_t n, F&& body) {
-    if constexpr (Lanes != 0)
-        return body(std::integral_constant<std::size_t, Lanes>{});
-    else if (n <= 1)
-        return body(std::integral_constant<std::size_t, 1>{});
-    else if (n <= 2)
-        return body(std::integral_constant<std::size_t, 2>{});
-    else if (n <= 4)
-        return body(std::integral_constant<std::size_t, 4>{});
-    else
-        return body(std::integral_constant<std::size_t, hessian_default_lanes>{});
-}
-
 }  // namespace detail
 
 /// H v: the Hessian of f at x times v, by one recording and one sweep.
@@ -172,7 +156,7 @@ value_gradient_and_hessian_result<Scalar> value_gradient_and_hessian(F&& f, cons
     const std::size_t n = x.size();
     value_gradient_and_hessian_result<Scalar> r{Scalar(0), std::vector<Scalar>(n),
                                                 std::vector<std::vector<Scalar>>(n, std::vector<Scalar>(n))};
-    detail::with_hessian_lanes<Lanes>(n, [&](auto lanes) {
+    detail::with_lanes<Lanes, hessian_default_lanes>(n, [&](auto lanes) {
         constexpr std::size_t N = decltype(lanes)::value;
         if constexpr (detail::check_second_order_result<Scalar, N, F>()) {
             std::vector<basic_dual<Scalar, N>> adjoints;
@@ -204,7 +188,7 @@ std::vector<Scalar> hessian_diagonal(F&& f, const std::vector<Scalar>& x) {
     static_assert(Lanes <= 64, "tapeflow::hessian_diagonal<Lanes>: at most 64 lanes (0 chooses)");
     const std::size_t n = x.size();
     std::vector<Scalar> diagonal(n);
-    detail::with_hessian_lanes<Lanes>(n, [&](auto lanes) {
+    detail::with_lanes<Lanes, hessian_default_lanes>(n, [&](auto lanes) {
         constexpr std::size_t N = decltype(lanes)::value;
         if constexpr (detail::check_second_order_result<Scalar, N, F>()) {
             std::vector<basic_dual<Scalar, N>> adjoints;

@@ -38,23 +38,15 @@
 #include <tapeflow/tapeflow.hpp>
 
 #include "random/check.hpp"
+#include "random/environment.hpp"
 
 namespace {
 
 using tapeflow::Real;
 using tapeflow_random::differential;
+using tapeflow_random::default_programs;
+using tapeflow_random::environment;
 using tapeflow_random::generator_options;
-
-#ifdef NDEBUG
-constexpr std::uint64_t default_programs = 4000;
-#else
-constexpr std::uint64_t default_programs = 1000;  // unoptimized: keep the run short
-#endif
-
-std::uint64_t environment(const char* name, std::uint64_t fallback) {
-    const char* s = std::getenv(name);
-    return s && *s ? std::strtoull(s, nullptr, 0) : fallback;
-}
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

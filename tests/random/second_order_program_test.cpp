@@ -18,21 +18,10 @@
 #include <tapeflow/tapeflow.hpp>
 
 #include "random/check.hpp"
+#include "random/environment.hpp"
 
-namespace {
-
-#ifdef NDEBUG
-constexpr std::uint64_t default_programs = 4000;
-#else
-constexpr std::uint64_t default_programs = 1000;
-#endif
-
-std::uint64_t environment(const char* name, std::uint64_t fallback) {
-    const char* s = std::getenv(name);
-    return s && *s ? std::strtoull(s, nullptr, 0) : fallback;
-}
-
-}  // namespace
+using tapeflow_random::default_programs;
+using tapeflow_random::environment;
 
 TEST_CASE("random programs in second order: symmetric, lanes agree, gradient exact, H v == finite differences",
           "[random]") {

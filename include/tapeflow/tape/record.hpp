@@ -30,7 +30,8 @@
 //
 // Records are packed at 4-byte granularity and read with memcpy, so no
 // padding is spent on alignment. (A basic_dual partial, second order, is
-// copied as bytes too: it is N + 1 floating-point numbers and nothing else.) Pair i sits at i*P whatever k is, so the
+// copied as bytes too: it is N + 1 floating-point numbers and nothing
+// else.) Pair i sits at i*P whatever k is, so the
 // recorder can store all candidate pairs at fixed offsets and only then
 // decide k (after merging repeated operands: x*x records one pair). The
 // sweep, the hardware model and every other reader walk records with
