@@ -20,10 +20,6 @@
 #include <new>
 #include <vector>
 
-#if defined(__SSE2__)
-#include <immintrin.h>
-#endif
-
 namespace tapeflow {
 
 /// One tile: `capacity` bytes aligned to a cache line; `used` bytes hold records.
@@ -56,6 +52,34 @@ private:
     std::size_t used_ = 0;
 };
 
+// Non-temporal stores through the compilers' builtins, not <immintrin.h>:
+// with -march=native that header costs every translation unit about 0.4 s
+// of parsing (a fifth of the umbrella header's). 32-byte stores where AVX is
+// on (16-byte ones copied 18% slower to DRAM here).
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__SSE2__)
+#define TAPEFLOW_NON_TEMPORAL_STORES 1
+namespace detail {
+#if defined(__AVX__)
+constexpr int stream_chunk_bytes = 32;
+#else
+constexpr int stream_chunk_bytes = 16;
+#endif
+// the vector type of the builtins, and the same allowed to alias tape bytes
+using stream_vector = long long __attribute__((vector_size(stream_chunk_bytes)));
+using stream_chunk = long long __attribute__((vector_size(stream_chunk_bytes), may_alias));
+inline void store_non_temporal(std::byte* to, const std::byte* from) noexcept {
+    const stream_vector v = *reinterpret_cast<const stream_chunk*>(from);
+#if defined(__clang__)
+    __builtin_nontemporal_store(v, reinterpret_cast<stream_vector*>(to));
+#elif defined(__AVX__)
+    __builtin_ia32_movntdq256(reinterpret_cast<stream_vector*>(to), v);
+#else
+    __builtin_ia32_movntdq(reinterpret_cast<stream_vector*>(to), v);
+#endif
+}
+}  // namespace detail
+#endif
+
 /// Copies `bytes` from a cache-resident tile to a tile in memory with
 /// non-temporal stores: the destination lines are not read first (no
 /// read-for-ownership) and do not evict the cache. Both pointers must be
@@ -63,16 +87,10 @@ private:
 /// multiples of 64 bytes, so this stays inside them).
 inline void stream_copy(std::byte* dst, const std::byte* src, std::size_t bytes) noexcept {
     const std::size_t rounded = (bytes + 63) & ~std::size_t(63);
-#if defined(__AVX__)
-    for (std::size_t i = 0; i < rounded; i += 32)
-        _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + i),
-                            _mm256_load_si256(reinterpret_cast<const __m256i*>(src + i)));
-    _mm_sfence();
-#elif defined(__SSE2__)
-    for (std::size_t i = 0; i < rounded; i += 16)
-        _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i),
-                         _mm_load_si128(reinterpret_cast<const __m128i*>(src + i)));
-    _mm_sfence();
+#if defined(TAPEFLOW_NON_TEMPORAL_STORES)
+    for (std::size_t i = 0; i < rounded; i += detail::stream_chunk_bytes)
+        detail::store_non_temporal(dst + i, src + i);
+    __builtin_ia32_sfence();
 #else
     std::memcpy(dst, src, rounded);
 #endif
