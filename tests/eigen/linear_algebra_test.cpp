@@ -712,6 +712,75 @@ TEST_CASE("llt of a matrix that is not positive definite throws tapeflow::error"
     }
 }
 
+TEST_CASE("partial_piv_lu of a singular matrix throws tapeflow::error instead of solving to NaN") {
+    // Eigen's PartialPivLU does not fail: its solve gave NaN (an exactly
+    // singular matrix) or numbers of order 1e15 (singular to rounding), and
+    // so did the gradient, with no error.
+    MatrixX<double> ad = test_matrix(method::lu, 5, 5, 431);
+    const int which = GENERATE(0, 1, 2, 3);
+    const char* what[] = {"a zero column", "a row the sum of two others", "a NaN", "an inf"};
+    INFO(what[which]);
+    if (which == 0) ad.col(2).setZero();
+    if (which == 1) ad.row(4) = ad.row(0) + ad.row(3);
+    if (which == 2) ad(1, 1) = std::nan("");
+    if (which == 3) ad(1, 1) = HUGE_VAL;
+    CHECK_THROWS_WITH(tapeflow::partial_piv_lu(ad), Catch::Contains("partial_piv_lu: the matrix is singular") &&
+                                                        Catch::Contains("rcond()") &&
+                                                        Catch::Contains("regularize"));
+    SECTION("while recording: the tape records on, and a regular matrix solves") {
+        tapeflow::tape tape;
+        const taped r = record(tape, std::vector<double>(25, 0.0), [&](const std::vector<Real>& in) {
+            std::size_t at = 0;
+            MatrixX<Real> a = take<MatrixX<Real>>(in, at, 5, 5);
+            MatrixX<Real> singular = a + ad;
+            CHECK_THROWS_AS(tapeflow::partial_piv_lu(singular), tapeflow::error);
+            const MatrixX<double> regular = test_matrix(method::lu, 5, 5, 433);
+            MatrixX<Real> b = a + regular;
+            return phi(VectorX<Real>(tapeflow::partial_piv_lu(b).solve(VectorX<double>::Ones(5))));
+        });
+        CHECK(r.statistics.externals == 1);
+        for (double g : r.gradient) CHECK(std::isfinite(g));
+    }
+}
+
+TEST_CASE("householder_qr of a matrix of deficient column rank throws tapeflow::error") {
+    // It gave a least-squares solution of order 1e14 without error.
+    MatrixX<double> ad = test_matrix(method::qr, 9, 4, 441);
+    const int which = GENERATE(0, 1);
+    if (which == 0) ad.col(3) = 2.0 * ad.col(1);
+    if (which == 1) ad.col(0) = ad.col(1) - 0.5 * ad.col(2);
+    INFO((which == 0 ? "a column twice another" : "a column a combination of two others"));
+    CHECK_THROWS_WITH(tapeflow::householder_qr(ad), Catch::Contains("householder_qr: the matrix is rank deficient"));
+    CHECK_THROWS_WITH(tapeflow::householder_qr(ad.cast<Real>().eval()), Catch::Contains("rank deficient"));
+}
+
+TEST_CASE("rcond() of a factorization: exact for a diagonal matrix, and an ill-conditioned one still solves") {
+    const method how = GENERATE(method::llt, method::ldlt, method::lu, method::qr);
+    INFO(name(how));
+    // diag(4, 1e-9, 2, 0.5): in the 1-norm, ||A|| ||A^-1|| = 4 / 1e-9, and
+    // for householder_qr min |R_ii| / max |R_ii| is the same number
+    VectorX<double> d(4);
+    d << 4.0, 1e-9, 2.0, 0.5;
+    const MatrixX<Real> a = MatrixX<double>(d.asDiagonal()).cast<Real>();
+    visit_tapeflow(how, a, [&](const auto& f) {
+        CHECK(f.rcond() == Approx(1e-9 / 4.0).epsilon(1e-12));
+        // 9 digits lost of 16: accepted, and the solve is right to about 1e-7
+        const VectorX<Real> x = f.solve(VectorX<double>::Ones(4));
+        for (Index i = 0; i < 4; ++i) CHECK(x(i).value() == Approx(1.0 / d(i)).epsilon(1e-6));
+        return 0;
+    });
+    // a well-conditioned matrix: Eigen's estimate is within a small factor
+    // of the exact 1 / (||A||_1 ||A^-1||_1) (it estimates ||A^-1||_1 from below)
+    if (how == method::lu) {
+        const MatrixX<double> m = test_matrix(method::lu, 6, 6, 451);
+        const double exact = 1.0 / (m.cwiseAbs().colwise().sum().maxCoeff() *
+                                    m.inverse().cwiseAbs().colwise().sum().maxCoeff());
+        const double estimate = tapeflow::partial_piv_lu(m).rcond();
+        CHECK(estimate >= exact * (1 - 1e-12));
+        CHECK(estimate <= 10 * exact);
+    }
+}
+
 TEST_CASE("a right-hand side with the wrong number of rows throws usage_error") {
     const method how = GENERATE(method::llt, method::ldlt, method::lu, method::qr);
     INFO(name(how));

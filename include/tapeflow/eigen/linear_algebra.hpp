@@ -19,12 +19,18 @@
 //       llt and ldlt read only the lower triangle of A (as Eigen does), so
 //       the gradient lands on the lower triangle: A_bar(i,j) + A_bar(j,i).
 //
+// A singular A (partial_piv_lu) or one of deficient column rank
+// (householder_qr) is refused with tapeflow::error; f.rcond() says how well
+// conditioned an accepted one is.
+//
 // The factorization object holds a copy of A (its identifiers stay valid even
 // if A changes afterwards) and may be used for any number of solves. A and b
 // may be Real or double matrices.
 #pragma once
 
 #include <cstddef>
+#include <cstdio>
+#include <limits>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -42,6 +48,13 @@
 namespace tapeflow {
 
 namespace detail {
+
+// A number in an error message: three significant digits.
+inline std::string short_number(double x) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3g", x);
+    return text;
+}
 
 // The scalar S of an Eigen expression over basic_real<S> or S.
 template <class T>
@@ -191,8 +204,10 @@ public:
     using value_matrix = Eigen::Matrix<scalar_type, Eigen::Dynamic, Eigen::Dynamic>;
 
     /// Factorizes the values of `a`.
-    /// \throws error if the factorization fails (LLT of a matrix that is not
-    /// positive definite).
+    /// \throws error if the factorization fails (llt of a matrix that is not
+    /// positive definite), or if `a` is singular to working precision
+    /// (partial_piv_lu: rcond() below epsilon) or of deficient rank
+    /// (householder_qr: rcond() below rows * epsilon), or not finite.
     template <class D>
     explicit factorization(const Eigen::MatrixBase<D>& a)
         : a_(a.derived().template cast<real_type>()), state_(std::make_shared<state>()) {
@@ -203,12 +218,48 @@ public:
             throw usage_error("tapeflow::factorization: needs a square matrix (householder_qr: rows >= cols)");
         state_->a = detail::values_of(a_);
         state_->decomposition.compute(state_->a);
-        if constexpr (!detail::is_householder_qr<Decomposition>::value &&
-                      !std::is_same_v<Decomposition, Eigen::PartialPivLU<typename Decomposition::MatrixType>>) {
+        constexpr bool qr = detail::is_householder_qr<Decomposition>::value;
+        constexpr bool lu = std::is_same_v<Decomposition, Eigen::PartialPivLU<typename Decomposition::MatrixType>>;
+        if constexpr (!qr && !lu) {
             if (state_->decomposition.info() != Eigen::Success)
                 throw error("tapeflow::factorization: the decomposition failed (llt needs a positive "
                             "definite matrix, ldlt a positive or negative semidefinite one); use "
                             "partial_piv_lu or householder_qr");
+        } else {
+            // Eigen's LU and QR do not fail on a singular matrix: their solves
+            // return inf, NaN or numbers of the order of 1/epsilon, and so
+            // would the gradient. Refuse such a matrix here instead.
+            const scalar_type rc = rcond();
+            const scalar_type eps = std::numeric_limits<scalar_type>::epsilon();
+            const scalar_type least = qr ? eps * scalar_type(a_.rows()) : eps;
+            if (!(rc > least))  // also NaN, from a matrix that is not finite
+                throw error(std::string(qr ? "tapeflow::householder_qr: the matrix is rank deficient"
+                                           : "tapeflow::partial_piv_lu: the matrix is singular") +
+                            " to working precision (rcond() = " + detail::short_number(double(rc)) +
+                            "; it must be above " + detail::short_number(double(least)) +
+                            "): its solves and their gradients would be inf, NaN or "
+                            "meaningless; check the matrix (a NaN or inf in it, a repeated row or column), "
+                            "remove the dependent columns, or regularize it (A + lambda I, ldlt for a "
+                            "semidefinite one)");
+        }
+    }
+
+    /// An estimate of the reciprocal condition number of A in the 1-norm
+    /// (partial_piv_lu, llt, ldlt: Eigen's rcond()), between 0 and 1; small
+    /// means that solves lose about -log10(rcond()) digits. householder_qr:
+    /// min |R_ii| / max |R_ii|, a rank indicator (0 for a matrix of deficient
+    /// rank), not the condition number. partial_piv_lu and householder_qr
+    /// refuse a matrix where this is below epsilon (householder_qr: below
+    /// rows * epsilon): see the constructor.
+    scalar_type rcond() const {
+        if constexpr (detail::is_householder_qr<Decomposition>::value) {
+            const Eigen::Index n = a_.cols();
+            if (n == 0) return scalar_type(1);
+            const auto diagonal = state_->decomposition.matrixQR().diagonal().head(n).cwiseAbs();
+            const scalar_type largest = diagonal.maxCoeff();
+            return largest > scalar_type(0) ? diagonal.minCoeff() / largest : scalar_type(0);
+        } else {
+            return state_->decomposition.rcond();
         }
     }
 
