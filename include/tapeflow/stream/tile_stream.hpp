@@ -77,6 +77,7 @@ public:
                                   " bytes (two tiles of scratchpad, and the codec's buffer); raise it "
                                   "or lower tile_bytes");
             max_memory_tiles_ = (options.memory_budget_bytes - fixed) / tile_bytes_;
+            memory_.set_limit(max_memory_tiles_);
         }
     }
 

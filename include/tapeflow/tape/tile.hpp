@@ -12,32 +12,66 @@
 //
 // tile_list owns the memory; reset() keeps every tile for the next
 // recording, so recording is allocation-free once the tape has grown.
+//
+// Past the first 2 MiB, tile_list allocates tiles in slabs of 2 MiB (or one
+// tile, if larger) aligned to 2 MiB and asks Linux for transparent huge pages
+// on them: a first gradient writes every byte of fresh tape memory, and with
+// 4 KiB pages it paid one page fault per 4 KiB (heat: 19 714 faults, 10x the
+// time of a later gradient on this machine class; see docs/performance.md
+// "The first gradient"). A slab is handed out tile by tile, so
+// `allocated()` grows by up to a slab at once.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <new>
 #include <vector>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 namespace tapeflow {
 
-/// One tile: `capacity` bytes aligned to a cache line; `used` bytes hold records.
+namespace detail {
+/// Size and alignment of a slab of tiles: an x86-64 huge page.
+inline constexpr std::size_t slab_bytes = std::size_t(2) << 20;
+
+/// Asks the kernel to back [data, data + bytes) with huge pages (a hint: it
+/// may not, and nothing else changes).
+inline void advise_huge_pages(std::byte* data, std::size_t bytes) noexcept {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    ::madvise(data, bytes, MADV_HUGEPAGE);
+#else
+    (void)data;
+    (void)bytes;
+#endif
+}
+}  // namespace detail
+
+/// One tile: `capacity` bytes aligned to a cache line; `used` bytes hold
+/// records. It owns its memory, or is a view of a slab that its tile_list owns.
 class tile {
 public:
     static constexpr std::size_t alignment = 64;
 
     explicit tile(std::size_t capacity)
         : data_(static_cast<std::byte*>(::operator new(capacity, std::align_val_t{alignment}))),
-          capacity_(capacity) {}
+          capacity_(capacity),
+          owns_(true) {}
+    /// A tile in memory owned elsewhere (a slab of a tile_list).
+    tile(std::byte* data, std::size_t capacity) noexcept : data_(data), capacity_(capacity), owns_(false) {}
     tile(tile&& other) noexcept
-        : data_(other.data_), capacity_(other.capacity_), used_(other.used_) {
+        : data_(other.data_), capacity_(other.capacity_), used_(other.used_), owns_(other.owns_) {
         other.data_ = nullptr;
     }
     tile& operator=(tile&&) = delete;
     tile(const tile&) = delete;
     ~tile() {
-        if (data_) ::operator delete(data_, std::align_val_t{alignment});
+        if (data_ && owns_) ::operator delete(data_, std::align_val_t{alignment});
     }
 
     std::byte* data() noexcept { return data_; }
@@ -50,6 +84,7 @@ private:
     std::byte* data_;
     std::size_t capacity_;
     std::size_t used_ = 0;
+    bool owns_;
 };
 
 // Non-temporal stores through the compilers' builtins, not <immintrin.h>:
@@ -100,19 +135,28 @@ inline void stream_copy(std::byte* dst, const std::byte* src, std::size_t bytes)
 class tile_list {
 public:
     explicit tile_list(std::size_t tile_bytes) : tile_bytes_(tile_bytes) {}
+    tile_list(const tile_list&) = delete;
+    tile_list& operator=(const tile_list&) = delete;
+    ~tile_list() {
+        tiles_.clear();  // views of the slabs first
+        for (std::byte* slab : slabs_) ::operator delete(slab, std::align_val_t{detail::slab_bytes});
+    }
 
     std::size_t tile_bytes() const noexcept { return tile_bytes_; }
     /// Tiles in use (the last one is the one being written).
     std::size_t size() const noexcept { return in_use_; }
     /// Tiles allocated, in use or spare.
     std::size_t allocated() const noexcept { return tiles_.size(); }
+    /// Never allocates more than `most` tiles (a memory budget), not even
+    /// within a slab.
+    void set_limit(std::size_t most) noexcept { limit_ = most; }
 
     tile& operator[](std::size_t i) noexcept { return tiles_[i]; }
     const tile& operator[](std::size_t i) const noexcept { return tiles_[i]; }
 
     /// Makes one more tile current (reusing a spare one) and returns it empty.
     tile& push() {
-        if (in_use_ == tiles_.size()) tiles_.emplace_back(tile_bytes_);
+        if (in_use_ == tiles_.size()) grow();
         tile& t = tiles_[in_use_++];
         t.set_used(0);
         return t;
@@ -122,9 +166,29 @@ public:
     void truncate(std::size_t n) noexcept { in_use_ = n; }
 
 private:
+    // One tile while less than a slab is held (a small tape stays small),
+    // then a slab of them.
+    void grow() {
+        const std::size_t per_slab = std::max<std::size_t>(1, detail::slab_bytes / tile_bytes_);
+        const std::size_t room = limit_ - std::min(limit_, tiles_.size());
+        const std::size_t n = std::min(per_slab, std::max<std::size_t>(room, 1));
+        if (tiles_.size() * tile_bytes_ < detail::slab_bytes || n * tile_bytes_ < detail::slab_bytes) {
+            tiles_.emplace_back(tile_bytes_);
+            return;
+        }
+        tiles_.reserve(tiles_.size() + n);  // no throw past the allocation below
+        slabs_.reserve(slabs_.size() + 1);
+        auto* slab = static_cast<std::byte*>(::operator new(n * tile_bytes_, std::align_val_t{detail::slab_bytes}));
+        slabs_.push_back(slab);
+        detail::advise_huge_pages(slab, n * tile_bytes_);
+        for (std::size_t i = 0; i < n; ++i) tiles_.emplace_back(slab + i * tile_bytes_, tile_bytes_);
+    }
+
     std::vector<tile> tiles_;
+    std::vector<std::byte*> slabs_;  // owned, aligned to slab_bytes
     std::size_t in_use_ = 0;
     std::size_t tile_bytes_;
+    std::size_t limit_ = std::numeric_limits<std::size_t>::max();
 };
 
 }  // namespace tapeflow
