@@ -206,7 +206,8 @@ struct active_inputs {
     }
     // One gradient per input, read from the tape's adjoints.
     auto gradients(const basic_tape<Scalar>& tape, const Xs&... xs) const {
-        std::tuple<typename argument_t<Xs>::gradient...> g(argument_t<Xs>::gradient_like(xs)...);
+        // braces: clang 14 reads the parenthesized form as a function declaration
+        std::tuple<typename argument_t<Xs>::gradient...> g{argument_t<Xs>::gradient_like(xs)...};
         read_all(tape, g, std::index_sequence_for<Xs...>{});
         return g;
     }

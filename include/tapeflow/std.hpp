@@ -13,6 +13,10 @@
 
 #include <limits>
 
+#include "expr/binary_functions.hpp"
+#include "expr/comparisons.hpp"
+#include "expr/special_functions.hpp"
+#include "expr/unary_functions.hpp"
 #include "numeric_limits.hpp"
 #include "real.hpp"
 
