@@ -35,6 +35,7 @@
 // explains each.
 #pragma once
 
+#include "complex.hpp"
 #include "config.hpp"
 #include "custom_adjoint.hpp"
 #include "drivers.hpp"

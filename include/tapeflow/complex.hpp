@@ -1,0 +1,189 @@
+// tapeflow/complex.hpp - std::complex<Real>: complex arithmetic on the tape.
+//
+// std::complex<basic_real<S>> works through the standard library's own
+// generic code (every operation becomes statements on Real), which GCC's
+// libstdc++ and LLVM's libc++ provide for any number type. (The C++ standard
+// leaves complex<T> for other T than float, double and long double
+// unspecified; this header and tests/complex_test.cpp are what tapeflow
+// promises.) What the standard library cannot do by itself is mix: its
+// operators take complex<T> with T, so `z + 1.0`, `2.0 * z`, `z / (2 * x)`
+// (an expression of Real) or `z * std::complex<double>(0, 1)` found no
+// operator, and neither did a std::complex<double> times a Real
+// (`i * w * l` for an inductor's impedance). This header adds them, in
+// namespace tapeflow, found by argument-dependent lookup (through the
+// template argument basic_real<S>, or the Real operand):
+//
+//   std::complex<Real> z(x, y);
+//   std::complex<Real> w = 2.0 * z + 1.0;               // number and complex<Real>
+//   w = w * std::complex<double>(0, 1) - z / (x * x);   // complex<double>, expressions
+//   std::complex<Real> z_l = std::complex<double>(0, w) * l;   // complex<double> times Real
+//   bool same = (w == 1.0);
+//   w = std::pow(2.0, z);  w = std::log10(z);            // pow and log10 of mixed arguments
+//
+// The value of a complex operation on Real can differ in the last bits from
+// the same operation on complex<double>: for double, the library computes
+// products and quotients with the compiler's complex arithmetic (with
+// scaling for overflow), for Real with the textbook formulas.
+#pragma once
+
+#include <complex>
+#include <type_traits>
+#include <utility>
+
+#include "expr/mode.hpp"
+#include "real.hpp"
+#include "std.hpp"
+
+namespace tapeflow {
+
+namespace detail {
+
+/// A number or an expression that stands for a basic_real<S> beside a
+/// std::complex<basic_real<S>> (a basic_real<S> itself is the standard
+/// library's business: its operators take complex<T> with T).
+template <class S, class A>
+inline constexpr bool complex_partner_v =
+    (is_passive_v<bare_t<A>> || is_node_v<bare_t<A>>) && !std::is_same_v<bare_t<A>, basic_real<S>>;
+
+template <class S, class A>
+using if_complex_partner = std::enable_if_t<complex_partner_v<S, A>, int>;
+
+template <class U>
+using if_plain_complex = std::enable_if_t<std::is_arithmetic_v<U>, int>;
+
+/// A Real or an expression of Reals (reverse mode) beside a std::complex<double>.
+template <class A>
+inline constexpr bool reverse_operand_v =
+    is_expression_v<bare_t<A>> && std::is_same_v<mode_of_t<bare_t<A>>, reverse_mode>;
+
+template <class U, class A>
+using if_complex_times_real = std::enable_if_t<std::is_arithmetic_v<U> && reverse_operand_v<A>, int>;
+
+template <class A>
+using real_of_t = basic_real<typename bare_t<A>::scalar_type>;
+
+}  // namespace detail
+
+// With a number or an expression: it becomes a basic_real<S> first.
+#define TAPEFLOW_COMPLEX_MIXED(op)                                                                            \
+    template <class S, class A, detail::if_complex_partner<S, A> = 0>                                        \
+    std::complex<basic_real<S>> operator op(const std::complex<basic_real<S>>& z, A&& a) {                   \
+        return z op basic_real<S>(std::forward<A>(a));                                                        \
+    }                                                                                                         \
+    template <class S, class A, detail::if_complex_partner<S, A> = 0>                                        \
+    std::complex<basic_real<S>> operator op(A&& a, const std::complex<basic_real<S>>& z) {                   \
+        return basic_real<S>(std::forward<A>(a)) op z;                                                        \
+    }                                                                                                         \
+    template <class S, class U, detail::if_plain_complex<U> = 0>                                              \
+    std::complex<basic_real<S>> operator op(const std::complex<basic_real<S>>& z, const std::complex<U>& c) { \
+        return z op std::complex<basic_real<S>>(c.real(), c.imag());                                          \
+    }                                                                                                         \
+    template <class S, class U, detail::if_plain_complex<U> = 0>                                              \
+    std::complex<basic_real<S>> operator op(const std::complex<U>& c, const std::complex<basic_real<S>>& z) { \
+        return std::complex<basic_real<S>>(c.real(), c.imag()) op z;                                          \
+    }                                                                                                         \
+    template <class U, class A, detail::if_complex_times_real<U, A> = 0>                                      \
+    std::complex<detail::real_of_t<A>> operator op(const std::complex<U>& c, A&& a) {                         \
+        using R = detail::real_of_t<A>;                                                                       \
+        return std::complex<R>(c.real(), c.imag()) op R(std::forward<A>(a));                                  \
+    }                                                                                                         \
+    template <class U, class A, detail::if_complex_times_real<U, A> = 0>                                      \
+    std::complex<detail::real_of_t<A>> operator op(A&& a, const std::complex<U>& c) {                         \
+        using R = detail::real_of_t<A>;                                                                       \
+        return R(std::forward<A>(a)) op std::complex<R>(c.real(), c.imag());                                  \
+    }
+TAPEFLOW_COMPLEX_MIXED(+)
+TAPEFLOW_COMPLEX_MIXED(-)
+TAPEFLOW_COMPLEX_MIXED(*)
+TAPEFLOW_COMPLEX_MIXED(/)
+#undef TAPEFLOW_COMPLEX_MIXED
+
+// Comparisons of values (as the standard library's: both parts equal).
+template <class S, class A, detail::if_complex_partner<S, A> = 0>
+bool operator==(const std::complex<basic_real<S>>& z, A&& a) {
+    return z == std::complex<basic_real<S>>(basic_real<S>(std::forward<A>(a)));
+}
+template <class S, class A, detail::if_complex_partner<S, A> = 0>
+bool operator==(A&& a, const std::complex<basic_real<S>>& z) {
+    return z == std::forward<A>(a);
+}
+template <class S, class A, detail::if_complex_partner<S, A> = 0>
+bool operator!=(const std::complex<basic_real<S>>& z, A&& a) {
+    return !(z == std::forward<A>(a));
+}
+template <class S, class A, detail::if_complex_partner<S, A> = 0>
+bool operator!=(A&& a, const std::complex<basic_real<S>>& z) {
+    return !(z == std::forward<A>(a));
+}
+template <class S, class U, detail::if_plain_complex<U> = 0>
+bool operator==(const std::complex<basic_real<S>>& z, const std::complex<U>& c) {
+    return z.real() == c.real() && z.imag() == c.imag();
+}
+template <class S, class U, detail::if_plain_complex<U> = 0>
+bool operator==(const std::complex<U>& c, const std::complex<basic_real<S>>& z) {
+    return z == c;
+}
+template <class S, class U, detail::if_plain_complex<U> = 0>
+bool operator!=(const std::complex<basic_real<S>>& z, const std::complex<U>& c) {
+    return !(z == c);
+}
+template <class S, class U, detail::if_plain_complex<U> = 0>
+bool operator!=(const std::complex<U>& c, const std::complex<basic_real<S>>& z) {
+    return !(z == c);
+}
+
+/// a^z for a number or expression a: exp(z log a) (a > 0 for a real
+/// logarithm; the standard library's pow(T, complex<T>) does the same).
+template <class S, class A, detail::if_complex_partner<S, A> = 0>
+std::complex<basic_real<S>> pow(A&& a, const std::complex<basic_real<S>>& z) {
+    return std::pow(basic_real<S>(std::forward<A>(a)), z);
+}
+/// z^a for a Real a: the standard library's formula (a real power of a
+/// positive real z stays real), whose pow(z.real(), a) returns an expression
+/// here, which its return statement could not convert.
+template <class S>
+std::complex<basic_real<S>> pow(const std::complex<basic_real<S>>& z, const basic_real<S>& a) {
+    using R = basic_real<S>;
+    if (z.imag() == S(0) && z.real() > S(0)) return std::complex<R>(R(pow(z.real(), a)));
+    const std::complex<R> t = std::log(z);
+    return std::polar(R(exp(a * t.real())), R(a * t.imag()));
+}
+/// z^a for a floating-point number a. Without it libstdc++ takes pow(z, int)
+/// (its templates cannot match complex<Real> with double): pow(z, 2.5)
+/// silently became z^2. (An int a is the standard library's pow(z, int).)
+template <class S, class A, std::enable_if_t<std::is_floating_point_v<detail::bare_t<A>>, int> = 0>
+std::complex<basic_real<S>> pow(const std::complex<basic_real<S>>& z, A&& a) {
+    return pow(z, basic_real<S>(a));
+}
+/// z^a for an expression a.
+template <class S, class A, std::enable_if_t<detail::is_node_v<detail::bare_t<A>>, int> = 0>
+std::complex<basic_real<S>> pow(const std::complex<basic_real<S>>& z, A&& a) {
+    return pow(z, basic_real<S>(std::forward<A>(a)));
+}
+template <class S, class U, detail::if_plain_complex<U> = 0>
+std::complex<basic_real<S>> pow(const std::complex<basic_real<S>>& z, const std::complex<U>& c) {
+    return std::pow(z, std::complex<basic_real<S>>(c.real(), c.imag()));
+}
+template <class S, class U, detail::if_plain_complex<U> = 0>
+std::complex<basic_real<S>> pow(const std::complex<U>& c, const std::complex<basic_real<S>>& z) {
+    return std::pow(std::complex<basic_real<S>>(c.real(), c.imag()), z);
+}
+
+/// log10 z = log z / log 10 (the standard library's divides by an
+/// expression of Real, which its operator/ does not take).
+template <class S>
+std::complex<basic_real<S>> log10(const std::complex<basic_real<S>>& z) {
+    return std::log(z) / basic_real<S>(std::log(S(10)));
+}
+
+}  // namespace tapeflow
+
+#ifndef TAPEFLOW_NO_STD_OVERLOADS
+namespace std {
+// std::pow(2.0, z) and std::log10(z), called qualified, as for Real
+// (tapeflow/std.hpp): these overloads are more specialized than the
+// standard library's templates, which cannot handle them.
+using tapeflow::log10;
+using tapeflow::pow;
+}  // namespace std
+#endif
