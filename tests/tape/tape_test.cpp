@@ -719,6 +719,23 @@ auto sum_of_leaves(const std::vector<R>& x, std::index_sequence<I...>) {
 }
 }  // namespace
 
+TEST_CASE("a statement larger than a tile chosen from a memory budget: the message says to raise the budget") {
+    // tile_bytes left at 0 with a budget: a tile is an eighth of the budget
+    // (1 KiB here), so "raise tile_bytes" alone was not the whole answer
+    tapeflow::tape_options o;
+    o.memory_budget_bytes = 8 * 1024;
+    tapeflow::tape_l t(o);
+    REQUIRE(t.statistics().tile_bytes == 1024);
+    t.start_recording();
+    std::vector<tapeflow::RealL> x(52);
+    for (auto& xi : x) t.register_input(xi);
+    tapeflow::RealL y;
+    CHECK_THROWS_WITH(y = sum_of_leaves(x, std::make_index_sequence<52>{}),
+                      Catch::Contains("raise tape_options::tile_bytes (left at 0 with a memory budget") &&
+                          Catch::Contains("raise the budget, or set tile_bytes to at least 1048"));
+    t.stop_recording();
+}
+
 TEST_CASE("a statement larger than a tile: usage_error, nothing recorded, the tape goes on") {
     // long double: 20-byte pairs, so 52 operands overflow the smallest tile
     using RealL = tapeflow::RealL;

@@ -63,7 +63,8 @@ struct tape_options {
     /// free for it.
     bool prefetch = true;
     /// Called once per finished tile while recording and once per tile
-    /// while sweeping. Empty: no callback.
+    /// while sweeping. Empty: no callback. It may throw to cancel (what the
+    /// tape is left with: docs/streaming.md, "Progress").
     std::function<void(const tape_progress&)> progress;
     /// The file layer of the spill file (tests inject faults through it).
     /// Empty: POSIX pread/pwrite.

@@ -672,10 +672,15 @@ private:
     }
 
     TAPEFLOW_COLD void next_tile(std::size_t bytes) {
-        if (bytes > options_.tile_bytes)
-            throw usage_error("a statement needs " + std::to_string(bytes) +
-                              " bytes but a tile holds " + std::to_string(options_.tile_bytes) +
-                              "; raise tape_options::tile_bytes");
+        if (bytes > options_.tile_bytes) {
+            const bool budget = options_.memory_budget_bytes != std::numeric_limits<std::size_t>::max();
+            throw usage_error("a statement needs " + std::to_string(bytes) + " bytes but a tile holds " +
+                              std::to_string(options_.tile_bytes) + "; raise tape_options::tile_bytes" +
+                              (budget ? " (left at 0 with a memory budget, a tile is an eighth of "
+                                        "memory_budget_bytes: raise the budget, or set tile_bytes to at least " +
+                                            std::to_string(bytes) + ")"
+                                      : std::string()));
+        }
         if (cursor_ != nullptr) {  // finish the tile being written
             const std::size_t used = std::size_t(cursor_ - tile_begin_);
             stream_.close_tile(used);
