@@ -50,8 +50,12 @@ TEST_CASE("past 2 MiB tiles come in 2 MiB-aligned slabs, and a limit caps them")
             CHECK(t.capacity() == tile_bytes);
         }
         CHECK(tiles.allocated() == 2 * per_slab);
-        // every byte of every tile is writable (AddressSanitizer checks the bounds)
+        // the tiles do not overlap: each keeps its own bytes after all are written
         for (std::size_t i = 0; i < tiles.size(); ++i) std::memset(tiles[i].data(), int(i), tile_bytes);
+        for (std::size_t i = 0; i < tiles.size(); ++i) {
+            CHECK(tiles[i].data()[0] == std::byte(i));
+            CHECK(tiles[i].data()[tile_bytes - 1] == std::byte(i));
+        }
         tiles.truncate(0);
         for (std::size_t i = 0; i < 2 * per_slab; ++i) tiles.push();
         CHECK(tiles.allocated() == 2 * per_slab);  // reused, nothing new
@@ -67,6 +71,15 @@ TEST_CASE("past 2 MiB tiles come in 2 MiB-aligned slabs, and a limit caps them")
         for (int i = 0; i < 3; ++i) tiles.push();
         CHECK(tiles.allocated() == 3);
         CHECK(reinterpret_cast<std::uintptr_t>(tiles[1].data()) % slab == 0);
-        std::memset(tiles[2].data(), 1, 3 * slab);
+        CHECK(reinterpret_cast<std::uintptr_t>(tiles[2].data()) % slab == 0);
+    }
+    SECTION("a tile size that does not divide 2 MiB: slabs of the fewest tiles that cover 2 MiB") {
+        const std::size_t odd = 192 * 1024;  // 11 of them cover 2 MiB
+        tapeflow::tile_list tiles(odd);
+        for (int i = 0; i < 11; ++i) tiles.push();  // 2.06 MiB one at a time
+        tapeflow::tile& first = tiles.push();
+        CHECK(tiles.allocated() == 22);
+        CHECK(reinterpret_cast<std::uintptr_t>(first.data()) % slab == 0);
+        CHECK(reinterpret_cast<std::uintptr_t>(tiles[20].data()) % 64 == 0);
     }
 }

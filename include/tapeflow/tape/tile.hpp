@@ -13,9 +13,9 @@
 // tile_list owns the memory; reset() keeps every tile for the next
 // recording, so recording is allocation-free once the tape has grown.
 //
-// Past the first 2 MiB, tile_list allocates tiles in slabs of 2 MiB (or one
-// tile, if larger) aligned to 2 MiB and asks Linux for transparent huge pages
-// on them: a first gradient writes every byte of fresh tape memory, and with
+// Past the first 2 MiB, tile_list allocates tiles in slabs of at least 2 MiB
+// (the fewest whole tiles that cover it) aligned to 2 MiB and asks Linux for
+// transparent huge pages on them: a first gradient writes every byte of fresh tape memory, and with
 // 4 KiB pages it paid one page fault per 4 KiB (heat: 19 714 faults, 10x the
 // time of a later gradient on this machine class; see docs/performance.md
 // "The first gradient"). A slab is handed out tile by tile, so
@@ -134,6 +134,7 @@ inline void stream_copy(std::byte* dst, const std::byte* src, std::size_t bytes)
 /// The tiles of one tape, in recording order; keeps spare tiles after reset.
 class tile_list {
 public:
+    /// `tile_bytes`: more than 0, a multiple of 64 (the tape rounds it).
     explicit tile_list(std::size_t tile_bytes) : tile_bytes_(tile_bytes) {}
     tile_list(const tile_list&) = delete;
     tile_list& operator=(const tile_list&) = delete;
@@ -147,8 +148,9 @@ public:
     std::size_t size() const noexcept { return in_use_; }
     /// Tiles allocated, in use or spare.
     std::size_t allocated() const noexcept { return tiles_.size(); }
-    /// Never allocates more than `most` tiles (a memory budget), not even
-    /// within a slab.
+    /// A slab never takes the list past `most` tiles (a memory budget):
+    /// near the limit tiles come one at a time. (Staying within the budget
+    /// is the caller's: tile_stream pushes no tile past it.)
     void set_limit(std::size_t most) noexcept { limit_ = most; }
 
     tile& operator[](std::size_t i) noexcept { return tiles_[i]; }
@@ -167,21 +169,30 @@ public:
 
 private:
     // One tile while less than a slab is held (a small tape stays small),
-    // then a slab of them.
+    // then a slab: the fewest whole tiles that cover 2 MiB (one huge page
+    // at least; tile_bytes is a multiple of 64, so every tile stays aligned
+    // to a cache line).
     void grow() {
-        const std::size_t per_slab = std::max<std::size_t>(1, detail::slab_bytes / tile_bytes_);
+        const std::size_t per_slab = (detail::slab_bytes + tile_bytes_ - 1) / tile_bytes_;
         const std::size_t room = limit_ - std::min(limit_, tiles_.size());
-        const std::size_t n = std::min(per_slab, std::max<std::size_t>(room, 1));
-        if (tiles_.size() * tile_bytes_ < detail::slab_bytes || n * tile_bytes_ < detail::slab_bytes) {
+        if (tiles_.size() * tile_bytes_ < detail::slab_bytes || room < per_slab) {
+            reserve_for(1);
             tiles_.emplace_back(tile_bytes_);
             return;
         }
-        tiles_.reserve(tiles_.size() + n);  // no throw past the allocation below
-        slabs_.reserve(slabs_.size() + 1);
+        reserve_for(per_slab);  // no throw past the allocation below
+        const std::size_t n = per_slab;
         auto* slab = static_cast<std::byte*>(::operator new(n * tile_bytes_, std::align_val_t{detail::slab_bytes}));
         slabs_.push_back(slab);
         detail::advise_huge_pages(slab, n * tile_bytes_);
         for (std::size_t i = 0; i < n; ++i) tiles_.emplace_back(slab + i * tile_bytes_, tile_bytes_);
+    }
+
+    // Room for n more tiles and a slab, growing geometrically (a reserve
+    // of exactly what is needed moved every tile at every slab).
+    void reserve_for(std::size_t n) {
+        if (tiles_.capacity() < tiles_.size() + n) tiles_.reserve(std::max(tiles_.size() + n, 2 * tiles_.capacity()));
+        if (slabs_.capacity() < slabs_.size() + 1) slabs_.reserve(std::max<std::size_t>(4, 2 * slabs_.capacity()));
     }
 
     std::vector<tile> tiles_;
