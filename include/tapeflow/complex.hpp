@@ -20,6 +20,10 @@
 //   bool same = (w == 1.0);
 //   w = std::pow(2.0, z);  w = std::log10(z);            // pow and log10 of mixed arguments
 //
+// pow(z, a) and sqrt(z) are tapeflow's own (polar form): the standard
+// library's generic versions take shortcuts on the real or imaginary axis
+// whose result drops a partial derivative there.
+//
 // The value of a complex operation on Real can differ in the last bits from
 // the same operation on complex<double>: for double, the library computes
 // products and quotients with the compiler's complex arithmetic (with
@@ -138,13 +142,13 @@ template <class S, class A, detail::if_complex_partner<S, A> = 0>
 std::complex<basic_real<S>> pow(A&& a, const std::complex<basic_real<S>>& z) {
     return std::pow(basic_real<S>(std::forward<A>(a)), z);
 }
-/// z^a for a Real a: the standard library's formula (a real power of a
-/// positive real z stays real), whose pow(z.real(), a) returns an expression
-/// here, which its return statement could not convert.
+/// z^a for a Real a: exp(a log z) in polar form. (The standard library's
+/// shortcut for a positive real z, pow(z.real(), a), did not compile here,
+/// and it would make the imaginary part a constant: its derivative with
+/// respect to Im z, a x^(a-1), would be lost.)
 template <class S>
 std::complex<basic_real<S>> pow(const std::complex<basic_real<S>>& z, const basic_real<S>& a) {
     using R = basic_real<S>;
-    if (z.imag() == S(0) && z.real() > S(0)) return std::complex<R>(R(pow(z.real(), a)));
     const std::complex<R> t = std::log(z);
     return std::polar(R(exp(a * t.real())), R(a * t.imag()));
 }
@@ -169,6 +173,15 @@ std::complex<basic_real<S>> pow(const std::complex<U>& c, const std::complex<bas
     return std::pow(std::complex<basic_real<S>>(c.real(), c.imag()), z);
 }
 
+/// sqrt z = sqrt|z| e^(i arg(z) / 2). The standard library's generic
+/// sqrt takes a shortcut when Re z == 0 that computes the result from Im z
+/// alone: its derivative with respect to Re z was lost on the imaginary axis.
+template <class S>
+std::complex<basic_real<S>> sqrt(const std::complex<basic_real<S>>& z) {
+    using R = basic_real<S>;
+    return std::polar(R(sqrt(std::abs(z))), R(0.5 * std::arg(z)));
+}
+
 /// log10 z = log z / log 10 (the standard library's divides by an
 /// expression of Real, which its operator/ does not take).
 template <class S>
@@ -180,10 +193,13 @@ std::complex<basic_real<S>> log10(const std::complex<basic_real<S>>& z) {
 
 #ifndef TAPEFLOW_NO_STD_OVERLOADS
 namespace std {
-// std::pow(2.0, z) and std::log10(z), called qualified, as for Real
-// (tapeflow/std.hpp): these overloads are more specialized than the
-// standard library's templates, which cannot handle them.
+// std::pow(2.0, z), std::pow(z, 2.5), std::sqrt(z) and std::log10(z),
+// called qualified, as for Real (tapeflow/std.hpp): these overloads are
+// more specialized than the standard library's templates. (With
+// TAPEFLOW_NO_STD_OVERLOADS, call them unqualified: std::pow(z, 2.5) would
+// be the standard library's pow(z, int), z^2.)
 using tapeflow::log10;
 using tapeflow::pow;
+using tapeflow::sqrt;
 }  // namespace std
 #endif
