@@ -717,13 +717,11 @@ TEST_CASE("partial_piv_lu of a singular matrix throws tapeflow::error instead of
     // singular matrix) or numbers of order 1e15 (singular to rounding), and
     // so did the gradient, with no error.
     MatrixX<double> ad = test_matrix(method::lu, 5, 5, 431);
-    const int which = GENERATE(0, 1, 2, 3);
-    const char* what[] = {"a zero column", "a row the sum of two others", "a NaN", "an inf"};
+    const int which = GENERATE(0, 1);
+    const char* what[] = {"a zero column", "a row the sum of two others"};
     INFO(what[which]);
     if (which == 0) ad.col(2).setZero();
     if (which == 1) ad.row(4) = ad.row(0) + ad.row(3);
-    if (which == 2) ad(1, 1) = std::nan("");
-    if (which == 3) ad(1, 1) = HUGE_VAL;
     CHECK_THROWS_WITH(tapeflow::partial_piv_lu(ad), Catch::Contains("partial_piv_lu: the matrix is singular") &&
                                                         Catch::Contains("rcond()") &&
                                                         Catch::Contains("regularize"));
@@ -741,6 +739,20 @@ TEST_CASE("partial_piv_lu of a singular matrix throws tapeflow::error instead of
         CHECK(r.statistics.externals == 1);
         for (double g : r.gradient) CHECK(std::isfinite(g));
     }
+}
+
+TEST_CASE("a matrix with a NaN or an inf throws tapeflow::error for every decomposition") {
+    // Eigen's rcond() of a 1 x 1 [NaN] is 1, and maxCoeff() may skip a NaN
+    // on R's diagonal: the elements are checked first.
+    const method how = GENERATE(method::llt, method::ldlt, method::lu, method::qr);
+    const int where = GENERATE(0, 1, 2);
+    INFO(name(how) << ", case " << where);
+    MatrixX<double> ad = test_matrix(how, how == method::qr ? 7 : 5, 5, 437);
+    if (where == 0) ad(1, 1) = std::nan("");
+    if (where == 1) ad(ad.rows() - 1, 4) = HUGE_VAL;  // the last column: R's last diagonal element
+    if (where == 2) ad = MatrixX<double>::Constant(1, 1, std::nan(""));
+    CHECK_THROWS_WITH(visit_tapeflow(how, ad, [](const auto&) { return 0; }),
+                      Catch::Contains("the matrix has a NaN or an infinite element"));
 }
 
 TEST_CASE("householder_qr of a matrix of deficient column rank throws tapeflow::error") {

@@ -204,10 +204,11 @@ public:
     using value_matrix = Eigen::Matrix<scalar_type, Eigen::Dynamic, Eigen::Dynamic>;
 
     /// Factorizes the values of `a`.
-    /// \throws error if the factorization fails (llt of a matrix that is not
-    /// positive definite), or if `a` is singular to working precision
-    /// (partial_piv_lu: rcond() below epsilon) or of deficient rank
-    /// (householder_qr: rcond() below rows * epsilon), or not finite.
+    /// \throws error if `a` has a NaN or infinite element, if the
+    /// factorization fails (llt of a matrix that is not positive definite),
+    /// or if `a` is singular to working precision (partial_piv_lu: rcond()
+    /// at most epsilon) or of deficient rank (householder_qr: rcond() at
+    /// most rows * epsilon).
     template <class D>
     explicit factorization(const Eigen::MatrixBase<D>& a)
         : a_(a.derived().template cast<real_type>()), state_(std::make_shared<state>()) {
@@ -217,6 +218,9 @@ public:
         if (detail::is_householder_qr<Decomposition>::value ? a_.rows() < a_.cols() : a_.rows() != a_.cols())
             throw usage_error("tapeflow::factorization: needs a square matrix (householder_qr: rows >= cols)");
         state_->a = detail::values_of(a_);
+        if (!state_->a.allFinite())  // checked first: Eigen's rcond() and maxCoeff() may pass a NaN by
+            throw error("tapeflow::factorization: the matrix has a NaN or an infinite element; its solves "
+                        "and their gradients would be NaN: check how it was computed");
         state_->decomposition.compute(state_->a);
         constexpr bool qr = detail::is_householder_qr<Decomposition>::value;
         constexpr bool lu = std::is_same_v<Decomposition, Eigen::PartialPivLU<typename Decomposition::MatrixType>>;
@@ -232,13 +236,13 @@ public:
             const scalar_type rc = rcond();
             const scalar_type eps = std::numeric_limits<scalar_type>::epsilon();
             const scalar_type least = qr ? eps * scalar_type(a_.rows()) : eps;
-            if (!(rc > least))  // also NaN, from a matrix that is not finite
+            if (!(rc > least))
                 throw error(std::string(qr ? "tapeflow::householder_qr: the matrix is rank deficient"
                                            : "tapeflow::partial_piv_lu: the matrix is singular") +
                             " to working precision (rcond() = " + detail::short_number(double(rc)) +
                             "; it must be above " + detail::short_number(double(least)) +
                             "): its solves and their gradients would be inf, NaN or "
-                            "meaningless; check the matrix (a NaN or inf in it, a repeated row or column), "
+                            "meaningless; check the matrix (a repeated row or column), "
                             "remove the dependent columns, or regularize it (A + lambda I, ldlt for a "
                             "semidefinite one)");
         }
