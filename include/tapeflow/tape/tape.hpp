@@ -56,6 +56,7 @@
 #include "region_table.hpp"
 #include "scalar.hpp"
 #include "statistics.hpp"
+#include "tape_registry.hpp"
 #include "tile.hpp"
 
 namespace tapeflow {
@@ -84,6 +85,7 @@ public:
           stream_(options_) {
         scalar_buffers_.prepare();
         identifier_buffers_.prepare();
+        detail::tape_registry::instance().add(serial_, &foreign_writes_);
         if (auto* mine = thread_tapes()) mine->push_back({serial_, this});
     }
 
@@ -91,6 +93,7 @@ public:
     basic_tape& operator=(const basic_tape&) = delete;
 
     ~basic_tape() {
+        detail::tape_registry::instance().remove(serial_);
         if (active_slot() == this) active_slot() = nullptr;
         if (auto* mine = thread_tapes())
             for (auto& t : *mine)
@@ -149,12 +152,24 @@ public:
             throw usage_error("start_recording() on a tape whose recording was swept (by sweep() or a "
                               "driver such as tapeflow::gradient); call reset() first to start a new "
                               "recording, or reset(position) to record on from a point of it");
+        foreign_writes_.store(false, std::memory_order_relaxed);
         recording_ = true;
     }
     /// Stops recording. Calling it when not recording does nothing.
+    /// \throws usage_error (after stopping) if a variable of this tape was
+    /// assigned or died on another thread while it recorded: a loop of the
+    /// recording run on several threads, whose statements are missing.
     void stop_recording() {
         check_owner("stop_recording");
+        const bool was_recording = recording_;
         recording_ = false;
+        if (was_recording && foreign_writes_.exchange(false, std::memory_order_relaxed))
+            throw usage_error(
+                "stop_recording(): variables of this recording were assigned or destroyed on another "
+                "thread while it recorded (an OpenMP or std::thread loop inside the recording?): those "
+                "statements are not on this tape and the gradient would be wrong. Run such loops on the "
+                "recording thread, or take independent gradients with one tape per thread "
+                "(docs/parallel.md)");
     }
     bool is_recording() const noexcept { return recording_; }
     /// Whether a sweep of this tape is running (true inside reverse rules and
@@ -502,6 +517,8 @@ public:
                     t.tape->ids_.release(id);
                     return;
                 }
+        // not a tape of this thread: tell its tape (tape_registry.hpp)
+        detail::tape_registry::instance().mark_foreign_write(tag);
     }
 
 private:
@@ -842,6 +859,8 @@ private:
     std::thread::id owner_;
     std::uint32_t serial_;
     bool recording_ = false;
+    // raised by another thread that assigned a variable of this tape (tape_registry.hpp)
+    std::atomic<bool> foreign_writes_{false};
     bool sweeping_ = false;  // a sweep is running (see check_not_sweeping)
 
     std::byte* cursor_ = nullptr;      // where the next record goes (nullptr: no tile yet)
