@@ -11,12 +11,12 @@
 #include <sys/resource.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "harness/timing.hpp"
 #include "kernels/all.hpp"
 
 namespace {
@@ -35,15 +35,13 @@ void measure(const K& k, int gradients) {
     long first_faults = 0, later_faults = 0;
     for (int i = 0; i < gradients; ++i) {
         const long faults = minor_faults();
-        const auto t0 = std::chrono::steady_clock::now();
-        const std::vector<double> g = tapeflow::gradient(f, x);
-        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        std::vector<double> g;
+        ms.push_back(1e3 * bench::wall_seconds([&] { g = tapeflow::gradient(f, x); }));
         (i == 0 ? first_faults : later_faults) += minor_faults() - faults;
         if (g.size() != x.size()) std::abort();
     }
-    std::vector<double> later(ms.begin() + 1, ms.end());
-    std::nth_element(later.begin(), later.begin() + later.size() / 2, later.end());
-    std::printf("%s %.3f %ld %.3f %ld %.1f\n", K::name, ms[0], first_faults, later[later.size() / 2],
+    const double later = bench::median(std::vector<double>(ms.begin() + 1, ms.end()));
+    std::printf("%s %.3f %ld %.3f %ld %.1f\n", K::name, ms[0], first_faults, later,
                 later_faults, double(tapeflow::tape::active().statistics().record_bytes) / (1 << 20));
 }
 

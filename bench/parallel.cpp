@@ -9,7 +9,6 @@
 #include <tapeflow/tapeflow.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +20,7 @@
 #include <omp.h>
 #endif
 
+#include "harness/timing.hpp"
 #include "kernels/all.hpp"
 
 namespace {
@@ -30,15 +30,6 @@ struct settings {
     int batch = 8;
     int runs = 5;
 };
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
 
 template <class K>
 void measure(const K& k, const settings& s) {
@@ -80,21 +71,18 @@ void measure(const K& k, const settings& s) {
     }
     std::vector<double> ts, tt, to;
     for (int r = 0; r < s.runs; ++r) {
-        auto t0 = std::chrono::steady_clock::now();
-        run_serial();
-        ts.push_back(seconds_since(t0));
-        t0 = std::chrono::steady_clock::now();
-        run_threads();
-        tt.push_back(seconds_since(t0));
+        ts.push_back(bench::wall_seconds(run_serial));
+        tt.push_back(bench::wall_seconds(run_threads));
 #if defined(_OPENMP)
-        t0 = std::chrono::steady_clock::now();
-        run_omp();
-        to.push_back(seconds_since(t0));
+        to.push_back(bench::wall_seconds(run_omp));
 #endif
     }
-    const double ms = median(ts) * 1e3, mt = median(tt) * 1e3;
+    const double ms = bench::median(ts) * 1e3, mt = bench::median(tt) * 1e3;
     std::printf("%-18s %10.2f %12.2f %8.2f", K::name, ms, mt, ms / mt);
-    if (!to.empty()) std::printf(" %12.2f %8.2f", median(to) * 1e3, ms / (median(to) * 1e3));
+    if (!to.empty()) {
+        const double mo = bench::median(to) * 1e3;
+        std::printf(" %12.2f %8.2f", mo, ms / mo);
+    }
     std::printf("\n");
 }
 

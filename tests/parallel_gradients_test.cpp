@@ -18,11 +18,12 @@
 using tapeflow::Real;
 using parallel_test::model;
 using parallel_test::samples;
+using parallel_test::serial_gradients;
 
 TEST_CASE("per-sample gradients on 4 std::threads equal the serial ones bit for bit") {
     const std::vector<std::vector<double>> xs = samples(48, 24);
-    std::vector<std::vector<double>> serial(xs.size()), parallel(xs.size());
-    for (std::size_t s = 0; s < xs.size(); ++s) serial[s] = tapeflow::gradient(model, xs[s]);
+    const std::vector<std::vector<double>> serial = serial_gradients(xs);
+    std::vector<std::vector<double>> parallel(xs.size());
 
     constexpr std::size_t threads = 4;
     std::vector<std::thread> pool;
@@ -61,8 +62,8 @@ TEST_CASE("a tape per thread by hand: record once, sweep many times, on 3 thread
     // once and sweeps it five times (the tape API of
     // docs/tape.md), while the other threads do the same.
     const std::vector<std::vector<double>> xs = samples(3, 16);
-    std::vector<std::vector<double>> got(xs.size()), want(xs.size());
-    for (std::size_t t = 0; t < xs.size(); ++t) want[t] = tapeflow::gradient(model, xs[t]);
+    const std::vector<std::vector<double>> want = serial_gradients(xs);
+    std::vector<std::vector<double>> got(xs.size());
     std::vector<std::thread> pool;
     for (std::size_t t = 0; t < xs.size(); ++t)
         pool.emplace_back([&, t] {

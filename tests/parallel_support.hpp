@@ -1,11 +1,14 @@
 // tests/parallel_support.hpp - the model and the samples of the parallel
-// gradient tests (parallel_gradients_test, parallel_openmp_test).
+// gradient tests (parallel_gradients_test, parallel_openmp_test), and
+// their serial reference.
 #pragma once
 
 #include <cmath>
 #include <cstddef>
 #include <random>
 #include <vector>
+
+#include <tapeflow/tapeflow.hpp>
 
 namespace parallel_test {
 
@@ -37,6 +40,14 @@ inline std::vector<std::vector<double>> samples(std::size_t n, std::size_t size)
     for (auto& x : xs)
         for (double& v : x) v = u(rng);
     return xs;
+}
+
+/// The reference: the gradient of the model at each sample, one after the
+/// other on the calling thread.
+inline std::vector<std::vector<double>> serial_gradients(const std::vector<std::vector<double>>& xs) {
+    std::vector<std::vector<double>> g;
+    for (const auto& x : xs) g.push_back(tapeflow::gradient(model, x));
+    return g;
 }
 
 }  // namespace parallel_test

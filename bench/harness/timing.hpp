@@ -1,13 +1,31 @@
-// bench/harness/timing.hpp - CPU time of the calling thread, and the median
-// time of one call of a function (for the primal reference of a ratio).
+// bench/harness/timing.hpp - CPU time of the calling thread, wall time of a
+// call, and medians (the median time of one call of a function is the
+// primal reference of a ratio).
 #pragma once
 
 #include <ctime>
 
 #include <algorithm>
+#include <chrono>
+#include <utility>
 #include <vector>
 
 namespace bench {
+
+/// The median of the samples (the upper one of an even count).
+inline double median(std::vector<double> samples) {
+    std::nth_element(samples.begin(), samples.begin() + samples.size() / 2, samples.end());
+    return samples[samples.size() / 2];
+}
+
+/// Wall-clock seconds of one call of f (for work spread over threads, which
+/// the calling thread's CPU time does not see).
+template <class F>
+double wall_seconds(F&& f) {
+    const auto start = std::chrono::steady_clock::now();
+    f();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 inline double thread_cpu_seconds() {
     timespec t;
@@ -32,8 +50,7 @@ double median_seconds(F&& f, int runs) {
         for (long i = 0; i < batch; ++i) f();
         t.push_back((thread_cpu_seconds() - start) / double(batch));
     }
-    std::nth_element(t.begin(), t.begin() + runs / 2, t.end());
-    return t[runs / 2];
+    return median(std::move(t));
 }
 
 }  // namespace bench

@@ -253,8 +253,8 @@ public:
     /// means that solves lose about -log10(rcond()) digits. householder_qr:
     /// min |R_ii| / max |R_ii|, a rank indicator (0 for a matrix of deficient
     /// rank), not the condition number. partial_piv_lu and householder_qr
-    /// refuse a matrix where this is below epsilon (householder_qr: below
-    /// rows * epsilon): see the constructor.
+    /// refuse a matrix where this is at most epsilon (householder_qr: at
+    /// most rows * epsilon): see the constructor.
     scalar_type rcond() const {
         if constexpr (detail::is_householder_qr<Decomposition>::value) {
             const Eigen::Index n = a_.cols();

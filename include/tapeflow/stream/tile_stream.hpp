@@ -76,8 +76,7 @@ public:
                                   std::to_string(fixed) +
                                   " bytes (two tiles of scratchpad, and the codec's buffer); raise it "
                                   "or lower tile_bytes");
-            max_memory_tiles_ = (options.memory_budget_bytes - fixed) / tile_bytes_;
-            memory_.set_limit(max_memory_tiles_);
+            memory_.set_limit((options.memory_budget_bytes - fixed) / tile_bytes_);
         }
     }
 
@@ -113,7 +112,7 @@ public:
             return;
         }
         const std::byte* from = open_;
-        if (memory_.size() < max_memory_tiles_) {
+        if (memory_.size() < memory_.limit()) {
             std::byte* to = memory_.push().data();
             note_resident();
             tell([&](tape_observer& o) {
@@ -356,7 +355,6 @@ private:
     std::size_t tile_bytes_;
     bool streaming_;
     bool copy_through_;
-    std::size_t max_memory_tiles_ = std::numeric_limits<std::size_t>::max();
 
     std::vector<entry> entries_;  // finished tiles
     tile_list memory_;            // tiles in memory (the open one too, in direct mode)

@@ -93,6 +93,7 @@ public:
     basic_tape& operator=(const basic_tape&) = delete;
 
     ~basic_tape() {
+        if (recording_) detail::tape_registry::instance().recording_stopped();
         detail::tape_registry::instance().remove(serial_);
         if (active_slot() == this) active_slot() = nullptr;
         if (auto* mine = thread_tapes())
@@ -153,6 +154,7 @@ public:
                               "driver such as tapeflow::gradient); call reset() first to start a new "
                               "recording, or reset(position) to record on from a point of it");
         foreign_writes_.store(false, std::memory_order_relaxed);
+        detail::tape_registry::instance().recording_started();
         recording_ = true;
     }
     /// Stops recording. Calling it when not recording does nothing.
@@ -161,9 +163,10 @@ public:
     /// recording run on several threads, whose statements are missing.
     void stop_recording() {
         check_owner("stop_recording");
-        const bool was_recording = recording_;
+        if (!recording_) return;
         recording_ = false;
-        if (was_recording && foreign_writes_.exchange(false, std::memory_order_relaxed))
+        detail::tape_registry::instance().recording_stopped();
+        if (foreign_writes_.exchange(false, std::memory_order_relaxed))
             throw usage_error(
                 "stop_recording(): variables of this recording were assigned or destroyed on another "
                 "thread while it recorded (an OpenMP or std::thread loop inside the recording?): those "

@@ -148,10 +148,12 @@ public:
     std::size_t size() const noexcept { return in_use_; }
     /// Tiles allocated, in use or spare.
     std::size_t allocated() const noexcept { return tiles_.size(); }
-    /// A slab never takes the list past `most` tiles (a memory budget):
-    /// near the limit tiles come one at a time. (Staying within the budget
-    /// is the caller's: tile_stream pushes no tile past it.)
+    /// The most tiles the list may hold (a memory budget; unlimited by
+    /// default). A slab never takes it past them: near the limit tiles come
+    /// one at a time. Staying within it is the caller's: tile_stream pushes
+    /// no tile past limit().
     void set_limit(std::size_t most) noexcept { limit_ = most; }
+    std::size_t limit() const noexcept { return limit_; }
 
     tile& operator[](std::size_t i) noexcept { return tiles_[i]; }
     const tile& operator[](std::size_t i) const noexcept { return tiles_[i]; }
@@ -176,23 +178,23 @@ private:
         const std::size_t per_slab = (detail::slab_bytes + tile_bytes_ - 1) / tile_bytes_;
         const std::size_t room = limit_ - std::min(limit_, tiles_.size());
         if (tiles_.size() * tile_bytes_ < detail::slab_bytes || room < per_slab) {
-            reserve_for(1);
             tiles_.emplace_back(tile_bytes_);
             return;
         }
-        reserve_for(per_slab);  // no throw past the allocation below
-        const std::size_t n = per_slab;
-        auto* slab = static_cast<std::byte*>(::operator new(n * tile_bytes_, std::align_val_t{detail::slab_bytes}));
+        make_room(tiles_, per_slab);  // nothing throws once the slab is allocated
+        make_room(slabs_, 1);
+        const std::size_t bytes = per_slab * tile_bytes_;
+        auto* slab = static_cast<std::byte*>(::operator new(bytes, std::align_val_t{detail::slab_bytes}));
         slabs_.push_back(slab);
-        detail::advise_huge_pages(slab, n * tile_bytes_);
-        for (std::size_t i = 0; i < n; ++i) tiles_.emplace_back(slab + i * tile_bytes_, tile_bytes_);
+        detail::advise_huge_pages(slab, bytes);
+        for (std::size_t i = 0; i < per_slab; ++i) tiles_.emplace_back(slab + i * tile_bytes_, tile_bytes_);
     }
 
-    // Room for n more tiles and a slab, growing geometrically (a reserve
-    // of exactly what is needed moved every tile at every slab).
-    void reserve_for(std::size_t n) {
-        if (tiles_.capacity() < tiles_.size() + n) tiles_.reserve(std::max(tiles_.size() + n, 2 * tiles_.capacity()));
-        if (slabs_.capacity() < slabs_.size() + 1) slabs_.reserve(std::max<std::size_t>(4, 2 * slabs_.capacity()));
+    // Capacity for n more elements, growing geometrically as emplace_back
+    // does (an exact reserve moved every tile at every slab).
+    template <class Vector>
+    static void make_room(Vector& v, std::size_t n) {
+        if (v.capacity() < v.size() + n) v.reserve(std::max(v.size() + n, 2 * v.capacity()));
     }
 
     std::vector<tile> tiles_;
