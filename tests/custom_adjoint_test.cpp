@@ -942,6 +942,66 @@ TEST_CASE("not recording, or no active input: outputs become passive and nothing
     }
 }
 
+TEST_CASE("run_in_every_sweep: taped without active inputs, called with output adjoints of 0, every lane") {
+    // what tapeflow/mpi.hpp needs: a rule that communicates runs in every sweep
+    tapeflow::tape t;
+    t.start_recording();
+    Real x = 0.4, z = 1.9;
+    t.register_input(x);
+    t.register_input(z);
+    int calls = 0;
+    std::vector<std::size_t> lane_counts;
+    Real y;
+    {
+        tapeflow::custom_adjoint op;
+        op.add_input(x);
+        op.add_output(y, 2 * x.value());
+        op.run_in_every_sweep();
+        op.record([&calls](const double* yb, double* xb) {
+            ++calls;
+            xb[0] += 2 * yb[0];
+        });
+    }
+    Real w;  // an entry whose inputs are all passive: taped anyway, w active
+    {
+        tapeflow::custom_adjoint op;
+        op.add_input(Real(3.0));
+        op.add_output(w, 5.0);
+        op.run_in_every_sweep();
+        op.record([&lane_counts](const double*, double*, std::size_t lanes) { lane_counts.push_back(lanes); });
+    }
+    CHECK(w.is_active());
+    CHECK(t.statistics().externals == 2);
+    Real unrelated = z * z;
+    Real used = y * z + w;
+    t.register_output(unrelated);
+    t.register_output(used);
+    t.stop_recording();
+
+    t.set_adjoint(unrelated, 1.0);  // y's adjoint stays 0: the rule runs all the same
+    t.sweep();
+    CHECK(calls == 1);
+    CHECK(lane_counts == std::vector<std::size_t>{1});
+    CHECK(t.adjoint(x) == 0.0);
+    CHECK(t.adjoint(z) == Approx(2 * 1.9).epsilon(1e-15));
+
+    t.clear_adjoints();
+    t.set_adjoint(used, 1.0);
+    t.sweep();
+    CHECK(calls == 2);
+    CHECK(t.adjoint(x) == Approx(2 * 1.9).epsilon(1e-15));
+
+    // a vector sweep: the one-lane rule runs for each of the 4 lanes (only
+    // lane 1 is seeded), the rule of lanes once for all of them
+    tapeflow::lane_adjoints<double, 4> bar(t);
+    bar.set(used, 1, 1.0);
+    t.sweep(bar);
+    CHECK(calls == 6);
+    CHECK(lane_counts == std::vector<std::size_t>{1, 1, 4});
+    CHECK(bar.get(x, 1) == Approx(2 * 1.9).epsilon(1e-15));
+    CHECK(bar.get(x, 0) == 0.0);
+}
+
 TEST_CASE("the reverse rule runs on the thread that calls sweep(), also with the prefetch thread") {
     const bool streaming = GENERATE(false, true);
     CAPTURE(streaming);

@@ -26,7 +26,8 @@
 // reverse order of recording like every record. `in_bar` is zero when it is
 // called, with one slot per add_input in the order of the calls; add to it.
 // Adjoints of passive inputs are discarded. The rule is not called when every
-// output adjoint is 0. It works on plain numbers: do not record on the tape
+// output adjoint is 0 (unless op.run_in_every_sweep() said so: for rules that
+// communicate, tapeflow/mpi.hpp). It works on plain numbers: do not record on the tape
 // from inside it. An exception it throws leaves the sweep and reaches the
 // caller of sweep(); reset() the tape afterwards.
 //
@@ -72,16 +73,26 @@ namespace tapeflow {
 
 namespace detail {
 
+/// Calls on this thread of code with effects outside the process (the
+/// messages of tapeflow/mpi.hpp), taped or not: a checkpointed loop whose
+/// step made any tapes its reverse to run in every sweep
+/// (checkpoint/state_function.hpp).
+inline std::size_t& outside_effects() noexcept {
+    static thread_local std::size_t count = 0;
+    return count;
+}
+
 // The entry that basic_custom_adjoint puts on the tape.
 template <class Scalar, class Reverse>
 class custom_entry final : public external_entry<Scalar> {
 public:
     custom_entry(pooled_buffer<identifier> inputs, pooled_buffer<identifier> outputs, Reverse reverse,
-                 std::size_t captured_bytes)
+                 std::size_t captured_bytes, bool every_sweep)
         : inputs_(std::move(inputs)),
           outputs_(std::move(outputs)),
           reverse_(std::move(reverse)),
-          captured_bytes_(captured_bytes) {}
+          captured_bytes_(captured_bytes),
+          every_sweep_(every_sweep) {}
 
     // A rule that takes lanes: rule(y_bar, x_bar, lanes) with lane l of
     // output i at y_bar[i * lanes + l] (x_bar likewise).
@@ -103,7 +114,7 @@ public:
             any |= !detail::is_zero(a);
             a = Scalar(0);
         }
-        if (!any) return;
+        if (!any && !every_sweep_) return;
         if constexpr (takes_one_lane)
             reverse_(static_cast<const Scalar*>(scratch.data()), scratch.data() + m);
         else
@@ -131,7 +142,7 @@ public:
                 any |= !detail::is_zero(a);
                 a = Scalar(0);
             }
-        if (!any) return;
+        if (!any && !every_sweep_) return;
         if constexpr (takes_lanes) {
             std::fill(x_bar, x_bar + n * lanes, Scalar(0));
             reverse_(static_cast<const Scalar*>(y_bar), x_bar, lanes);
@@ -148,7 +159,7 @@ public:
                     y_one[i] = y_bar[i * lanes + l];
                     lane_any |= !detail::is_zero(y_one[i]);
                 }
-                if (!lane_any) continue;
+                if (!lane_any && !every_sweep_) continue;
                 std::fill(x_one, x_one + n, Scalar(0));
                 reverse_(static_cast<const Scalar*>(y_one), x_one);
                 for (std::size_t j = 0; j < n; ++j)
@@ -169,6 +180,7 @@ private:
     pooled_buffer<identifier> outputs_;
     Reverse reverse_;
     std::size_t captured_bytes_;
+    bool every_sweep_;  // run the rule even when every output adjoint is 0
 };
 
 }  // namespace detail
@@ -277,7 +289,8 @@ public:
     std::size_t outputs() const noexcept { return outputs_.size(); }
 
     /// Writes the output values and, when the tape is recording and some input
-    /// is active, tapes one entry whose reverse rule is
+    /// is active (or run_in_every_sweep() was called), tapes one entry whose
+    /// reverse rule is
     /// `reverse(const Scalar* output_adjoints, Scalar* input_adjoints)`.
     /// Otherwise the outputs become passive. `captured_bytes` (what `reverse`
     /// holds) only feeds tape_statistics::external_bytes.
@@ -292,7 +305,11 @@ public:
         if (done_) throw usage_error("custom adjoint: record() called twice; make one object per entry");
         done_ = true;
         if (check_distinct_) check_distinct_outputs();
-        if (!any_active_ || !tape_.is_recording()) {
+        // an entry that runs in every sweep is taped without an active input,
+        // except on a tape that only probes for captured variables (a
+        // checkpointed loop's forward): nothing is swept there
+        const bool taped_anyway = every_sweep_ && !tape_.is_probing();
+        if ((!any_active_ && !taped_anyway) || !tape_.is_recording()) {
             for (std::size_t i = 0; i < outputs_.size(); ++i) {
                 real_type& y = *outputs_[i];
                 tape_.release(y.id_, y.tag_);
@@ -311,7 +328,7 @@ public:
             for (const real_type* y : outputs_)  // room reserved: push_back does not allocate
                 ids->push_back(fresh(*y) ? tape_.acquire_identifier() : y->id_);
             auto made = std::make_unique<detail::custom_entry<Scalar, Reverse>>(
-                std::move(inputs_), std::move(ids), std::move(reverse), captured_bytes);
+                std::move(inputs_), std::move(ids), std::move(reverse), captured_bytes, every_sweep_);
             output_ids = &made->output_identifiers();
             entry = std::move(made);
             tape_.push_external(std::move(entry));
@@ -336,6 +353,13 @@ public:
     /// of one matrix): skips the O(m log m) duplicate check in record().
     void assume_distinct_outputs() noexcept { check_distinct_ = false; }
 
+    /// For a rule with an effect outside this process that others wait for
+    /// (the messages of tapeflow/mpi.hpp): the entry goes on the tape
+    /// whenever the tape records, even when no input is active, and its rule
+    /// runs in every sweep that passes it, even when every output adjoint is
+    /// 0 (in a vector sweep, a one-lane rule runs for every lane).
+    void run_in_every_sweep() noexcept { every_sweep_ = true; }
+
 private:
     void check_distinct_outputs() const {
         std::vector<const real_type*> sorted(outputs_.begin(), outputs_.end());
@@ -352,6 +376,7 @@ private:
     bool any_active_ = false;
     bool done_ = false;
     bool check_distinct_ = true;
+    bool every_sweep_ = false;
 };
 
 using custom_adjoint = basic_custom_adjoint<double>;

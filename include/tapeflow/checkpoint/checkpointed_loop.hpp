@@ -27,6 +27,11 @@
 // in the same order per step: in practice bit-for-bit).
 //
 // Rules for `step`, which runs several times per step, from snapshots:
+//  - It is kept until the sweep and called there: what it captures by
+//    reference must outlive the sweep. Inside the function given to a
+//    driver (tapeflow::gradient(f, x)) the sweep runs after f returned, so
+//    a step capturing f's locals by reference (`[&]`) reads dead memory:
+//    capture those by value.
 //  - Everything it reads that changes from step to step is in `state` or in
 //    `passive`. A time or a counter kept outside and advanced by the step
 //    ("hidden state") is seen by a run from a snapshot where the last run

@@ -16,11 +16,15 @@
 // redo, big, and not touched for long goes first; staleness counts the
 // regions recorded or swept since it was last used). When the sweep reaches
 // a region without a tape, it records the region again from its snapshot,
-// then sweeps it. Gradients are those of plain taping, bit for bit.
+// then sweeps it. Gradients are those of plain taping, bit for bit. A
+// region whose function communicates (tapeflow/mpi.hpp) keeps its tape
+// whatever the budget: each process decides alone which tapes to drop, and
+// a region recorded again would send messages nobody expects.
 //
 // The same rules as for checkpointed_loop's step apply to the region's
 // function: active inputs only through `state`, the same result for the same
-// state, exceptions reach the caller (reset() the tape afterwards). Unlike
+// state, captures by reference only of what outlives the sweep (it is
+// called there), exceptions reach the caller (reset() the tape afterwards). Unlike
 // checkpointed_loop, nothing checks the first two in a release build (an
 // active variable from outside throws with TAPEFLOW_DEBUG_CHECKS only).
 #pragma once
@@ -97,6 +101,7 @@ private:
         std::unique_ptr<detail::taped_function<Scalar>> tape;  // nullptr: dropped
         std::size_t tape_bytes = 0;
         double cost = 0;  // seconds to record
+        bool communicates = false;  // its function made MPI calls: never dropped
         std::uint64_t last_used = 0;
         std::shared_ptr<shared> shared_state;
 
@@ -116,7 +121,9 @@ private:
         static void record(region_tape& r, double& seconds) {
             const auto start = std::chrono::steady_clock::now();
             auto tape = std::make_unique<detail::taped_function<Scalar>>();
+            const std::size_t effects = detail::outside_effects();
             tape->record(r.input, r.fn, "rematerializer: the region");
+            r.communicates = detail::outside_effects() != effects;
             r.tape_bytes = tape->allocated_bytes();
             r.tape = std::move(tape);
             r.cost = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -134,7 +141,10 @@ private:
                               regions.end());
                 for (const auto& w : regions) {
                     auto p = w.lock();
-                    if (!p || !p->tape) continue;
+                    // a region that communicates (tapeflow/mpi.hpp) keeps its tape:
+                    // recording it again in the sweep would send messages that the
+                    // other processes, which kept theirs, do not expect
+                    if (!p || !p->tape || p->communicates) continue;
                     const double staleness = double(clock - p->last_used + 1);
                     const double score = p->cost / (double(p->tape_bytes) * staleness);
                     if (!victim || score < lowest) {

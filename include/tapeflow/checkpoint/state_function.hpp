@@ -52,8 +52,10 @@ public:
     capture_check(basic_tape<Scalar>& tape, const char* who) : tape_(tape), scope_(tape), who_(who) {
         tape_.reset();
         tape_.start_recording();
+        tape_.set_probing(true);
     }
     ~capture_check() {
+        tape_.set_probing(false);
         tape_.stop_recording();
         tape_.reset();
     }
@@ -169,6 +171,7 @@ void tape_state_entry(std::vector<basic_real<Scalar>>& state, std::shared_ptr<En
     std::vector<Scalar> initial(state.size());
     for (std::size_t i = 0; i < state.size(); ++i) initial[i] = state[i].value();
     std::vector<Scalar> final_state;
+    const std::size_t effects = outside_effects();
     {
         struct resume {
             basic_tape<Scalar>& tape;
@@ -185,6 +188,9 @@ void tape_state_entry(std::vector<basic_real<Scalar>>& state, std::shared_ptr<En
     for (const auto& x : state) op.add_input(x);
     for (std::size_t i = 0; i < state.size(); ++i) op.add_output(state[i], final_state[i]);
     op.assume_distinct_outputs();
+    // a step that communicates (tapeflow/mpi.hpp) must be re-run and swept in
+    // every sweep, also where this process's adjoints are 0: its partners wait
+    if (outside_effects() != effects) op.run_in_every_sweep();
     const std::size_t captured = entry->bytes();
     op.record([entry](const Scalar* y_bar, Scalar* x_bar) { entry->reverse(y_bar, x_bar); }, captured);
 }

@@ -175,6 +175,11 @@ public:
                 "(docs/parallel.md)");
     }
     bool is_recording() const noexcept { return recording_; }
+    /// Whether the recording only probes for captured variables (a
+    /// checkpointed loop's forward, checkpoint/state_function.hpp, sets it):
+    /// code with effects outside the process (tapeflow/mpi.hpp) runs untaped then.
+    bool is_probing() const noexcept { return probing_; }
+    void set_probing(bool on) noexcept { probing_ = on; }
     /// Whether a sweep of this tape is running (true inside reverse rules and
     /// progress callbacks called by the sweep).
     bool is_sweeping() const noexcept { return sweeping_; }
@@ -862,6 +867,7 @@ private:
     std::thread::id owner_;
     std::uint32_t serial_;
     bool recording_ = false;
+    bool probing_ = false;
     // raised by another thread that assigned a variable of this tape (tape_registry.hpp)
     std::atomic<bool> foreign_writes_{false};
     bool sweeping_ = false;  // a sweep is running (see check_not_sweeping)
