@@ -146,27 +146,45 @@ struct codipack_basic {
         if (release) release();
     }
 
+    /// The two phases of a gradient of kernel K (bench/record_phases.cpp
+    /// times them apart): its inputs and output live here in between.
+    template <class K>
+    struct phases {
+        using Real = real<K>;
+        std::vector<Real> x;
+        Real y;
+
+        // Reset (which also clears the adjoints), register fresh inputs, record.
+        void record(const K& kernel, const std::vector<double>& xd) {
+            typename Real::Tape& tape = Real::getTape();
+            tape.reset();
+            tape.setActive();
+            x.assign(xd.size(), Real());
+            for (std::size_t i = 0; i < xd.size(); ++i) {
+                x[i] = xd[i];
+                tape.registerInput(x[i]);
+            }
+            y = kernel(x);
+            tape.registerOutput(y);
+            tape.setPassive();
+        }
+        // Seed, evaluate, read every input's gradient into g.
+        void sweep(std::vector<double>& g) {
+            y.setGradient(1.0);
+            Real::getTape().evaluate();
+            g.resize(x.size());
+            for (std::size_t i = 0; i < x.size(); ++i) g[i] = x[i].getGradient();
+        }
+    };
+
     template <class K>
     double gradient(const K& kernel, const std::vector<double>& xd, std::vector<double>& g) {
-        using Real = real<K>;
-        stats_of = &codipack_stats<Real>;
-        release = &codipack_release<Real>;
-        typename Real::Tape& tape = Real::getTape();
-        tape.reset();
-        tape.setActive();
-        std::vector<Real> x(xd.size());
-        for (std::size_t i = 0; i < xd.size(); ++i) {
-            x[i] = xd[i];
-            tape.registerInput(x[i]);
-        }
-        Real y = kernel(x);
-        tape.registerOutput(y);
-        tape.setPassive();
-        y.setGradient(1.0);
-        tape.evaluate();
-        g.resize(xd.size());
-        for (std::size_t i = 0; i < xd.size(); ++i) g[i] = x[i].getGradient();
-        return y.getValue();
+        stats_of = &codipack_stats<real<K>>;
+        release = &codipack_release<real<K>>;
+        phases<K> run;
+        run.record(kernel, xd);
+        run.sweep(g);
+        return run.y.getValue();
     }
 
     tool_stats stats() const { return stats_of ? stats_of() : tool_stats{}; }

@@ -28,11 +28,22 @@ struct tool_stats {
 /// (so its memory statistics are its own) and reuses it across iterations.
 struct tapeflow_tool {
     static constexpr const char* name = "tapeflow";
-    tapeflow::tape tape;               // declared first: destroyed after x
+    tapeflow::tape tape;               // declared first: destroyed after x and y
     std::vector<tapeflow::Real> x;
+
+    tapeflow::Real y;
 
     template <class K>
     double gradient(const K& kernel, const std::vector<double>& xd, std::vector<double>& g) {
+        record(kernel, xd);
+        sweep(g);
+        return y.value();
+    }
+
+    // The two phases of a gradient (bench/record_phases.cpp times them apart).
+    // Fresh inputs, reset, record y = kernel(x).
+    template <class K>
+    void record(const K& kernel, const std::vector<double>& xd) {
         tape.reset();
         tape.start_recording();  // also makes it the thread's active tape
         x.resize(xd.size());
@@ -40,14 +51,16 @@ struct tapeflow_tool {
             x[i] = xd[i];
             tape.register_input(x[i]);
         }
-        tapeflow::Real y = kernel(x);
+        y = kernel(x);
         tape.register_output(y);
         tape.stop_recording();
+    }
+    // Seed y, sweep, read every input's adjoint into g.
+    void sweep(std::vector<double>& g) {
         tape.set_adjoint(y, 1.0);
         tape.sweep();
-        g.resize(xd.size());
-        for (std::size_t i = 0; i < xd.size(); ++i) g[i] = tape.adjoint(x[i]);
-        return y.value();
+        g.resize(x.size());
+        for (std::size_t i = 0; i < x.size(); ++i) g[i] = tape.adjoint(x[i]);
     }
 
     tool_stats stats() const {

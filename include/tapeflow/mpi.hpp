@@ -165,10 +165,11 @@ inline int mpi_count(std::size_t count) {
     return int(count);
 }
 
-/// An adjoint message in flight: its buffer lives as long as its request.
-/// A send still open when it is dropped is completed then (its partner
-/// posts the matching receive in its own sweep); a receive still open (a
-/// sweep that ended early, by an exception) is cancelled.
+/// A nonblocking message (an isend or irecv, or an adjoint one): its buffer
+/// lives as long as its request. A send still open when it is dropped is
+/// completed then (its partner posts the matching receive, in its own sweep
+/// for an adjoint); a receive still open (never waited for, or a sweep that
+/// ended early, by an exception) is cancelled.
 template <class S>
 struct message {
     std::vector<S> buffer;
@@ -183,30 +184,35 @@ struct message {
         if (receiving) MPI_Cancel(&request);
         MPI_Wait(&request, MPI_STATUS_IGNORE);
     }
-    void wait() {
-        if (request != MPI_REQUEST_NULL) check(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait (adjoint)");
+    void wait(MPI_Status* status = MPI_STATUS_IGNORE) {
+        if (request != MPI_REQUEST_NULL) check(MPI_Wait(&request, status), "MPI_Wait");
+    }
+    /// Sends `buffer` without blocking.
+    void send_buffer(int to, int tag, MPI_Comm comm) {
+        receiving = false;
+        check(MPI_Isend(buffer.data(), mpi_count(buffer.size()), datatype<S>(), to, tag, comm, &request),
+              "MPI_Isend");
     }
     /// Sends `count` values from `from` without blocking (after the last send completed).
     void send(const S* from, std::size_t count, int to, int tag, MPI_Comm comm) {
         wait();
         buffer.assign(from, from + count);
-        receiving = false;
-        check(MPI_Isend(buffer.data(), mpi_count(count), datatype<S>(), to, tag, comm, &request),
-              "MPI_Isend (adjoint)");
+        send_buffer(to, tag, comm);
     }
     /// Posts a receive of `count` values.
     void receive(std::size_t count, int from, int tag, MPI_Comm comm) {
         wait();
         buffer.assign(count, S(0));
         receiving = true;
-        check(MPI_Irecv(buffer.data(), mpi_count(count), datatype<S>(), from, tag, comm, &request),
-              "MPI_Irecv (adjoint)");
+        check(MPI_Irecv(buffer.data(), mpi_count(count), datatype<S>(), from, tag, comm, &request), "MPI_Irecv");
     }
 };
 
 // Whether the calls tape entries: the active tape records, and not only to
 // probe for captured variables (a checkpointed loop's forward, which runs
 // the step's messages untaped and re-runs them taped in the sweep).
+// custom_adjoint's record() would not tape an every-sweep entry on a probe
+// either; deciding here skips building one, and the note of a request.
 template <class S>
 bool recording() noexcept {
     basic_tape<S>* t = basic_tape<S>::active_slot();
@@ -346,26 +352,15 @@ bool same_recording(const request_state<S>& s) {
 
 template <class S>
 struct request_state {
-    bool sends = false;    // isend (else irecv)
+    message<S> forward;    // the isend's values, or the irecv's (forward.receiving)
+    message<S> adjoint;    // its adjoint in the sweep, the other way
     bool taped = false;    // posted while recording
     bool done = false;     // waited for
     std::uint32_t tape_serial = 0;  // the recording that posted it: tape and epoch
     std::uint64_t tape_epoch = 0;
-    MPI_Request request = MPI_REQUEST_NULL;
-    std::vector<S> values;
     basic_real<S>* y = nullptr;  // irecv: where the values go at wait()
     int peer = 0, tag = 0;
     MPI_Comm comm = MPI_COMM_NULL;
-    message<S> adjoint;
-
-    request_state() = default;
-    request_state(const request_state&) = delete;
-    request_state& operator=(const request_state&) = delete;
-    ~request_state() {  // a request never waited for: complete it before its buffer goes
-        if (request == MPI_REQUEST_NULL || finalized()) return;
-        if (!sends) MPI_Cancel(&request);
-        MPI_Wait(&request, MPI_STATUS_IGNORE);
-    }
 };
 }  // namespace detail
 
@@ -395,13 +390,11 @@ template <class S>
 basic_request<S> isend(const basic_real<S>* x, int count, int dest, int tag, MPI_Comm comm) {
     const std::size_t n = detail::checked_count(count, x, "isend");
     auto s = std::make_shared<detail::request_state<S>>();
-    s->sends = true;
-    s->values = detail::values_of(x, n);
+    s->forward.buffer = detail::values_of(x, n);
     s->peer = dest;
     s->tag = tag;
     s->comm = comm;
-    detail::check(MPI_Isend(s->values.data(), count, detail::datatype<S>(), dest, tag, comm, &s->request),
-                  "MPI_Isend");
+    s->forward.send_buffer(dest, tag, comm);
     detail::note_recording(*s);
     // reverse: the receive of the adjoints, posted by the wait's entry, completes here
     detail::tape_entry<S>(
@@ -420,12 +413,10 @@ template <class S>
 basic_request<S> irecv(basic_real<S>* y, int count, int source, int tag, MPI_Comm comm) {
     const std::size_t n = detail::checked_count(count, y, "irecv");
     auto s = std::make_shared<detail::request_state<S>>();
-    s->values.assign(n, S(0));
     s->y = y;
     s->tag = tag;
     s->comm = comm;
-    detail::check(MPI_Irecv(s->values.data(), count, detail::datatype<S>(), source, tag, comm, &s->request),
-                  "MPI_Irecv");
+    s->forward.receive(n, source, tag, comm);
     detail::note_recording(*s);
     // reverse: the adjoint send posted by the wait's entry completes here
     detail::tape_entry<S>(
@@ -447,18 +438,20 @@ void wait(basic_request<S>& r, MPI_Status* status = MPI_STATUS_IGNORE) {
                                   : "tapeflow::mpi::wait: the request was posted before the recording "
                                     "started; wait for it first");
     MPI_Status got_status;
-    detail::check(MPI_Wait(&s.request, &got_status), "MPI_Wait");
+    s.forward.wait(&got_status);
     s.done = true;
     if (status != MPI_STATUS_IGNORE) *status = got_status;
     auto shared = r.state_;
-    if (s.sends) {
+    const std::vector<S>& values = s.forward.buffer;
+    if (!s.forward.receiving) {
         // reverse: post the receive of x_bar that the isend's entry completes
         detail::tape_entry<S>(
             nullptr, 0, nullptr, nullptr, 0,
             [shared](const S*, S*, std::size_t lanes) {
-                shared->adjoint.receive(shared->values.size() * lanes, shared->peer, shared->tag, shared->comm);
+                shared->adjoint.receive(shared->forward.buffer.size() * lanes, shared->peer, shared->tag,
+                                        shared->comm);
             },
-            shared->values.size() * sizeof(S));
+            values.size() * sizeof(S));
         return;
     }
     int got = 0;
@@ -468,11 +461,11 @@ void wait(basic_request<S>& r, MPI_Status* status = MPI_STATUS_IGNORE) {
     s.tag = detail::answer_tag(got_status, s.tag);
     // reverse: send y_bar back without blocking; the irecv's entry completes it
     detail::tape_entry<S>(
-        nullptr, 0, s.y, s.values.data(), m,
+        nullptr, 0, s.y, values.data(), m,
         [shared, m](const S* y_bar, S*, std::size_t lanes) {
             shared->adjoint.send(y_bar, m * lanes, shared->peer, shared->tag, shared->comm);
         },
-        s.values.size() * sizeof(S));
+        values.size() * sizeof(S));
 }
 
 /// Completes every request of `requests`, in order.
