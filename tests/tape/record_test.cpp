@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 #include <tapeflow/tape/record.hpp>
 
+#include <random>
+#include <utility>
 #include <vector>
 
 using tapeflow::identifier;
@@ -135,4 +137,67 @@ TEST_CASE("merge_pairs merges repeats and drops passive slots, and the reader wa
     CHECK(r.partial(1) == 2.0);
     CHECK(r.record() == tape.data());
     CHECK_FALSE(r.more());
+}
+
+namespace {
+
+// The pairs a statement's slots should become, computed the obvious way:
+// passive slots dropped, each identifier once in order of first
+// appearance, its partials summed left to right.
+std::vector<std::pair<identifier, double>> expected_pairs(const identifier* ids, const double* partials,
+                                                          std::size_t n) {
+    std::vector<std::pair<identifier, double>> pairs;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (ids[i] == 0) continue;
+        bool found = false;
+        for (auto& p : pairs)
+            if (p.first == ids[i]) {
+                p.second += partials[i];
+                found = true;
+                break;
+            }
+        if (!found) pairs.emplace_back(ids[i], partials[i]);
+    }
+    return pairs;
+}
+
+template <std::size_t N>
+void check_merge_against_reference(std::mt19937& rng) {
+    using L = record_layout<double>;
+    // few distinct identifiers, so that repeats (also three or more of one)
+    // and passive slots are common
+    std::uniform_int_distribution<identifier> pick(0, 3);
+    std::uniform_real_distribution<double> value(-2.0, 2.0);
+    for (int round = 0; round < 500; ++round) {
+        identifier ids[N];
+        double partials[N];
+        for (std::size_t i = 0; i < N; ++i) {
+            ids[i] = pick(rng) * 11;  // 0 (passive), 11, 22 or 33
+            partials[i] = value(rng);
+        }
+        const auto expected = expected_pairs(ids, partials, N);
+        std::vector<std::byte> tape(L::size(N));
+        const std::uint32_t k = L::merge_pairs<N>(tape.data(), ids, partials);
+        REQUIRE(k == expected.size());
+        for (std::uint32_t i = 0; i < k; ++i) {
+            CHECK(L::id(tape.data(), i) == expected[i].first);
+            CHECK(L::partial(tape.data(), i) == expected[i].second);  // same additions, same order: exact
+        }
+    }
+}
+
+}  // namespace
+
+TEST_CASE("merge_pairs gives the pairs of a reference merge for every statement width (branchy and in-register merges)") {
+    std::mt19937 rng(20261126);
+    check_merge_against_reference<1>(rng);
+    check_merge_against_reference<2>(rng);
+    check_merge_against_reference<3>(rng);  // compares against the stored pairs
+    check_merge_against_reference<4>(rng);  // 4 to 7: merged in registers
+    check_merge_against_reference<5>(rng);
+    check_merge_against_reference<6>(rng);
+    check_merge_against_reference<7>(rng);
+    check_merge_against_reference<8>(rng);  // compares against the stored pairs again
+    check_merge_against_reference<9>(rng);
+    check_merge_against_reference<12>(rng);
 }

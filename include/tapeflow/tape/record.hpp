@@ -120,10 +120,21 @@ struct record_layout {
     /// a repeated identifier (x*x) becomes one pair with the partials summed
     /// (for N <= merge_limit; larger statements keep repeats as they are).
     ///
-    /// Each slot is compared with the pairs already stored; those branches
-    /// repeat from one run of a statement to the next, so they predict well.
-    /// (Measured and not kept: merging in registers and dropping zero
-    /// partials; see docs/performance.md, "The record path".)
+    /// Two ways, chosen by N (measured on the bench kernels, see
+    /// docs/performance.md, "The record path"):
+    /// - N <= 3 (`f += r * r`): each slot is compared with the pairs already
+    ///   stored; those branches repeat from one run of a statement to the
+    ///   next, so they predict well.
+    /// - 4 <= N <= 7 (heat's 7 slots for 3 variables):
+    ///   the slots are merged in registers first, without a branch: each
+    ///   later repeat is added into its first occurrence and its identifier
+    ///   cleared; then every slot is stored at position k and k grows only
+    ///   for the live ones (a passive or merged slot is overwritten by the
+    ///   next one, or lies past the record). The partials are added in the
+    ///   same order as by the branchy merge, so the records are the same.
+    ///   From 8 slots on the N(N-1)/2 compares are not worth it: with them
+    ///   inlined, GCC kept least_squares' 8 distinct slots in registers and
+    ///   spilled them, and its fast path got 8% slower.
     ///
     /// The caller tests distinct_and_active() first and, when it holds,
     /// stores the slots with write_pair at constant offsets: k is then a
@@ -131,23 +142,49 @@ struct record_layout {
     template <std::size_t N>
     static TAPEFLOW_ALWAYS_INLINE std::uint32_t merge_pairs(std::byte* at, const identifier* ids,
                                                             const Scalar* partials) noexcept {
-        std::uint32_t k = 0;
+        if constexpr (N >= 4 && N <= 7 && N <= merge_limit) {
+            identifier id[N];
+            Scalar p[N];
 #pragma GCC unroll 16
-        for (std::size_t i = 0; i < N; ++i) {
-            const identifier id = ids[i];
-            if (id == 0) continue;
-            bool merged = false;
-            if constexpr (N > 1 && N <= merge_limit) {
-                for (std::uint32_t j = 0; j < k; ++j)
-                    if (record_layout::id(at, j) == id) {
-                        add_partial(at, j, partials[i]);
-                        merged = true;
-                        break;
-                    }
+            for (std::size_t i = 0; i < N; ++i) {
+                id[i] = ids[i];
+                p[i] = partials[i];
             }
-            if (!merged) write_pair(at, k++, partials[i], id);
+#pragma GCC unroll 16
+            for (std::size_t i = 1; i < N; ++i) {
+#pragma GCC unroll 16
+                for (std::size_t j = 0; j < i; ++j) {
+                    const bool same = (id[j] == id[i]) & (id[i] != 0);
+                    p[j] += same ? p[i] : Scalar(0);
+                    id[i] = same ? identifier(0) : id[i];
+                }
+            }
+            std::uint32_t k = 0;
+#pragma GCC unroll 16
+            for (std::size_t i = 0; i < N; ++i) {
+                write_pair(at, k, p[i], id[i]);
+                k += id[i] != 0;
+            }
+            return k;
+        } else {
+            std::uint32_t k = 0;
+#pragma GCC unroll 16
+            for (std::size_t i = 0; i < N; ++i) {
+                const identifier id = ids[i];
+                if (id == 0) continue;
+                bool merged = false;
+                if constexpr (N > 1 && N <= merge_limit) {
+                    for (std::uint32_t j = 0; j < k; ++j)
+                        if (record_layout::id(at, j) == id) {
+                            add_partial(at, j, partials[i]);
+                            merged = true;
+                            break;
+                        }
+                }
+                if (!merged) write_pair(at, k++, partials[i], id);
+            }
+            return k;
         }
-        return k;
     }
 
     /// Writes an external record (external_size bytes) at `at`.
