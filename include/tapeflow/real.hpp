@@ -72,7 +72,7 @@ public:
         other.id_ = 0;
     }
 
-    ~basic_real() { drop_identifier(); }
+    TAPEFLOW_ALWAYS_INLINE ~basic_real() { drop_identifier(); }
 
     basic_real& operator=(const basic_real& other) {
         if (this != &other) assign(detail::capture<Scalar>(other));
@@ -111,13 +111,13 @@ public:
 
     // Compound assignment with an expression or a number: one record each.
     template <class T, std::enable_if_t<detail::is_operand_v<detail::bare_t<T>>, int> = 0>
-    basic_real& operator+=(T&& x) { return *this = *this + std::forward<T>(x); }
+    TAPEFLOW_ALWAYS_INLINE basic_real& operator+=(T&& x) { return *this = *this + std::forward<T>(x); }
     template <class T, std::enable_if_t<detail::is_operand_v<detail::bare_t<T>>, int> = 0>
-    basic_real& operator-=(T&& x) { return *this = *this - std::forward<T>(x); }
+    TAPEFLOW_ALWAYS_INLINE basic_real& operator-=(T&& x) { return *this = *this - std::forward<T>(x); }
     template <class T, std::enable_if_t<detail::is_operand_v<detail::bare_t<T>>, int> = 0>
-    basic_real& operator*=(T&& x) { return *this = *this * std::forward<T>(x); }
+    TAPEFLOW_ALWAYS_INLINE basic_real& operator*=(T&& x) { return *this = *this * std::forward<T>(x); }
     template <class T, std::enable_if_t<detail::is_operand_v<detail::bare_t<T>>, int> = 0>
-    basic_real& operator/=(T&& x) { return *this = *this / std::forward<T>(x); }
+    TAPEFLOW_ALWAYS_INLINE basic_real& operator/=(T&& x) { return *this = *this / std::forward<T>(x); }
 
     basic_real& operator++() { return *this += 1; }
     basic_real& operator--() { return *this -= 1; }

@@ -79,7 +79,7 @@ struct record_layout {
     /// Bytes of a record with k pairs. For k = 0 it is the header alone: an
     /// external record is external_size bytes (the sweep steps over its
     /// index word only when it meets one, keeping this on the hot path cheap).
-    static constexpr std::size_t size(std::size_t k) noexcept {
+    static constexpr TAPEFLOW_ALWAYS_INLINE std::size_t size(std::size_t k) noexcept {
         return k * pair_bytes + (k < long_count ? 4 : 8);
     }
     /// Bytes of an external record: the entry index and the header.
@@ -91,12 +91,12 @@ struct record_layout {
     }
 
     /// Stores pair i of the record starting at `at`.
-    static void write_pair(std::byte* at, std::size_t i, Scalar partial, identifier id) noexcept {
+    static TAPEFLOW_ALWAYS_INLINE void write_pair(std::byte* at, std::size_t i, Scalar partial, identifier id) noexcept {
         std::memcpy(at + i * pair_bytes, static_cast<const void*>(&partial), sizeof(Scalar));
         std::memcpy(at + i * pair_bytes + sizeof(Scalar), &id, sizeof(identifier));
     }
     /// Stores the header of a record of k pairs starting at `at`.
-    static void write_header(std::byte* at, identifier lhs, std::uint32_t k) noexcept {
+    static TAPEFLOW_ALWAYS_INLINE void write_header(std::byte* at, identifier lhs, std::uint32_t k) noexcept {
         std::byte* h = at + k * pair_bytes;
         if (k >= long_count) {
             std::memcpy(h, &k, 4);
