@@ -162,6 +162,9 @@ public:
 
     /// Forgets a pending error (after the tape was reset). Waits for queued jobs first.
     void clear_error() {
+        // No thread, no error: nothing is queued and nothing to clear, so no
+        // lock to take (a tape in memory resets here before every gradient).
+        if (!thread_.joinable() && !error_) return;
         check_not_forked();
         std::unique_lock<std::mutex> lock(sync_->mutex);
         block_until(lock, [&] {
