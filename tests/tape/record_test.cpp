@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 #include <tapeflow/tape/record.hpp>
 
+#include <cstring>
 #include <random>
 #include <utility>
 #include <vector>
@@ -187,6 +188,38 @@ void check_merge_against_reference(std::mt19937& rng) {
 }
 
 }  // namespace
+
+namespace {
+
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+template <std::size_t N>
+void check_signed_zero_kept() {
+    using L = record_layout<double>;
+    // a -0 partial (x * y with y = -0) beside a repeat (z twice): stored
+    // as -0, like the branchy merge, which adds only on a repeat
+    identifier ids[N];
+    double partials[N];
+    for (std::size_t i = 0; i < N; ++i) {
+        ids[i] = identifier(100 + i);
+        partials[i] = 1.0 + double(i);
+    }
+    partials[0] = -0.0;
+    ids[N - 1] = ids[1];  // a repeat, so that the merge path is the one taken
+    std::vector<std::byte> tape(L::size(N));
+    REQUIRE(L::merge_pairs<N>(tape.data(), ids, partials) == N - 1);
+    CHECK(same_bits(L::partial(tape.data(), 0), -0.0));
+    CHECK(same_bits(L::partial(tape.data(), 1), partials[1] + partials[N - 1]));
+}
+
+}  // namespace
+
+TEST_CASE("merge_pairs keeps a -0 partial as it is, in both merges") {
+    check_signed_zero_kept<3>();
+    check_signed_zero_kept<4>();
+    check_signed_zero_kept<7>();
+    check_signed_zero_kept<8>();
+}
 
 TEST_CASE("merge_pairs gives the pairs of a reference merge for every statement width (branchy and in-register merges)") {
     std::mt19937 rng(20261126);

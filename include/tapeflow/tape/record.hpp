@@ -45,6 +45,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "../config.hpp"
 
@@ -125,16 +126,19 @@ struct record_layout {
     /// - N <= 3 (`f += r * r`): each slot is compared with the pairs already
     ///   stored; those branches repeat from one run of a statement to the
     ///   next, so they predict well.
-    /// - 4 <= N <= 7 (heat's 7 slots for 3 variables):
+    /// - 4 <= N <= 7 floating-point slots (heat's 7 slots for 3 variables):
     ///   the slots are merged in registers first, without a branch: each
     ///   later repeat is added into its first occurrence and its identifier
     ///   cleared; then every slot is stored at position k and k grows only
     ///   for the live ones (a passive or merged slot is overwritten by the
     ///   next one, or lies past the record). The partials are added in the
-    ///   same order as by the branchy merge, so the records are the same.
+    ///   same order as by the branchy merge, so the records are the same
+    ///   bit for bit.
     ///   From 8 slots on the N(N-1)/2 compares are not worth it: with them
     ///   inlined, GCC kept least_squares' 8 distinct slots in registers and
-    ///   spilled them, and its fast path got 8% slower.
+    ///   spilled them, and its fast path got 8% slower. A Dual scalar (the
+    ///   second-order tape) keeps the branchy merge: a select per compare
+    ///   would add whole Duals where the branch adds only on a repeat.
     ///
     /// The caller tests distinct_and_active() first and, when it holds,
     /// stores the slots with write_pair at constant offsets: k is then a
@@ -142,7 +146,7 @@ struct record_layout {
     template <std::size_t N>
     static TAPEFLOW_ALWAYS_INLINE std::uint32_t merge_pairs(std::byte* at, const identifier* ids,
                                                             const Scalar* partials) noexcept {
-        if constexpr (N >= 4 && N <= 7 && N <= merge_limit) {
+        if constexpr (N >= 4 && N <= 7 && N <= merge_limit && std::is_floating_point_v<Scalar>) {
             identifier id[N];
             Scalar p[N];
 #pragma GCC unroll 16
@@ -155,7 +159,8 @@ struct record_layout {
 #pragma GCC unroll 16
                 for (std::size_t j = 0; j < i; ++j) {
                     const bool same = (id[j] == id[i]) & (id[i] != 0);
-                    p[j] += same ? p[i] : Scalar(0);
+                    const Scalar sum = p[j] + p[i];
+                    p[j] = same ? sum : p[j];  // (adding 0 instead would turn a -0 into +0)
                     id[i] = same ? identifier(0) : id[i];
                 }
             }
