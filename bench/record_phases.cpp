@@ -24,7 +24,8 @@
 
 namespace {
 
-struct phases {
+// Milliseconds of each round, per phase.
+struct phase_times {
     std::vector<double> record, sweep;
     void add(double r, double s) {
         record.push_back(1e3 * r);
@@ -37,10 +38,10 @@ void run(const K& kernel, int rounds) {
     const std::vector<double> xd = kernel.inputs();
     std::vector<double> g(xd.size());
     bench::tapeflow_tool tool;
-    phases ours;
+    phase_times ours;
 #ifdef TAPEFLOW_BENCH_CODIPACK
     bench::codipack_tool::phases<K> codi;
-    phases theirs;
+    phase_times theirs;
 #endif
     for (int round = 0; round < rounds; ++round) {
         const double r = bench::wall_seconds([&] { tool.record(kernel, xd); });
