@@ -215,7 +215,7 @@ struct message {
 // either; deciding here skips building one, and the note of a request.
 template <class S>
 bool recording() noexcept {
-    basic_tape<S>* t = basic_tape<S>::active_slot();
+    basic_tape<S>* t = basic_tape<S>::active_if_any();
     return t != nullptr && t->is_recording() && !t->is_probing();
 }
 
@@ -337,7 +337,7 @@ template <class S>
 void note_recording(request_state<S>& s) {
     s.taped = recording<S>();
     if (s.taped) {
-        const basic_tape<S>& t = *basic_tape<S>::active_slot();
+        const basic_tape<S>& t = *basic_tape<S>::active_if_any();
         s.tape_serial = t.serial();
         s.tape_epoch = t.get_position().epoch;
     }
@@ -346,7 +346,7 @@ template <class S>
 bool same_recording(const request_state<S>& s) {
     if (!s.taped) return !recording<S>();
     if (!recording<S>()) return false;
-    const basic_tape<S>& t = *basic_tape<S>::active_slot();
+    const basic_tape<S>& t = *basic_tape<S>::active_if_any();
     return t.serial() == s.tape_serial && t.get_position().epoch == s.tape_epoch;
 }
 

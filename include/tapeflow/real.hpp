@@ -148,7 +148,7 @@ private:
                       "tapeflow: operands have different scalar types (e.g. basic_real<float> and "
                       "basic_real<double>); convert one of them explicitly");
         const Scalar v = e.value();
-        tape_type* tape = tape_type::active_slot();
+        tape_type* tape = tape_type::active_if_any();
         if (tape && tape->is_recording())
             tape->record(id_, tag_, e);
         else
@@ -158,7 +158,7 @@ private:
 
     TAPEFLOW_ALWAYS_INLINE void drop_identifier() noexcept {
         if (id_ != 0) {
-            if (tape_type* tape = tape_type::active_slot())
+            if (tape_type* tape = tape_type::active_if_any())
                 tape->release(id_, tag_);
             else
                 tape_type::release_to_owner(id_, tag_);

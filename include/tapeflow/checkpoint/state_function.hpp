@@ -20,25 +20,6 @@
 
 namespace tapeflow::detail {
 
-// Makes `tape` the thread's active tape for a scope, through activate() and
-// its checks (it refuses while another tape records), and the previous
-// active tape active again at the end, also on exceptions. Whoever records
-// on `tape` inside the scope stops before the scope ends, so activating the
-// previous tape again cannot fail.
-template <class Scalar>
-class active_tape_scope {
-public:
-    explicit active_tape_scope(basic_tape<Scalar>& tape) : previous_(basic_tape<Scalar>::active()) {
-        tape.activate();
-    }
-    ~active_tape_scope() { previous_.activate(); }
-    active_tape_scope(const active_tape_scope&) = delete;
-    active_tape_scope& operator=(const active_tape_scope&) = delete;
-
-private:
-    basic_tape<Scalar>& previous_;
-};
-
 // While alive, `tape` is the active tape and records, with no input
 // registered: work on passive values records nothing then, unless it reads
 // an active variable of another recording (one a step captured instead of
@@ -77,7 +58,7 @@ public:
 
 private:
     basic_tape<Scalar>& tape_;
-    active_tape_scope<Scalar> scope_;
+    active_tape_scope<basic_tape<Scalar>> scope_;
     const char* who_;
 };
 
@@ -102,7 +83,7 @@ public:
     template <class F>
     void record(const std::vector<Scalar>& input, F& fn, const char* who) {
         clear();
-        active_tape_scope<Scalar> scope(tape_);
+        active_tape_scope<basic_tape<Scalar>> scope(tape_);
         struct on_failure {
             basic_tape<Scalar>& tape;
             bool done = false;
@@ -141,7 +122,7 @@ public:
     /// Forgets the recording (its memory is kept for the next one).
     void clear() {
         {
-            active_tape_scope<Scalar> scope(tape_);  // the outputs give their identifiers back
+            active_tape_scope<basic_tape<Scalar>> scope(tape_);  // the outputs give their identifiers back
             outputs_.clear();
         }
         tape_.reset();

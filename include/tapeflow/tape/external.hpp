@@ -23,9 +23,14 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
+#include "../config.hpp"
 #include "../error.hpp"
+#include "buffer_pool.hpp"
 #include "record.hpp"
 
 namespace tapeflow {
@@ -53,6 +58,71 @@ public:
 
     /// Memory held by the entry (identifiers and captured data), for statistics.
     virtual std::size_t bytes() const noexcept = 0;
+};
+
+/// A tape's table of external entries, with what they borrow from it: the
+/// pools their buffers come from and go back to (tape/buffer_pool.hpp), and
+/// the scratch vector lent to their reverse rules.
+template <class Scalar>
+class external_table {
+public:
+    /// Most entries a tape holds (an external record stores a 32-bit index).
+    static constexpr std::size_t max_entries = std::size_t(UINT32_MAX);
+
+    external_table() {
+        scalar_buffers_.prepare();
+        identifier_buffers_.prepare();
+    }
+    external_table(const external_table&) = delete;
+    external_table& operator=(const external_table&) = delete;
+
+    /// Appends `entry` and returns its index. If this throws, `entry` still owns it.
+    std::uint32_t push(std::unique_ptr<external_entry<Scalar>>&& entry) {
+        if (entries_.size() >= max_entries)
+            throw error("a tape holds at most " + std::to_string(max_entries) +
+                        " external entries (custom adjoints); reset the tape or use fewer, "
+                        "larger entries");
+        entries_.push_back(std::move(entry));
+        return std::uint32_t(entries_.size() - 1);
+    }
+    /// Takes the last entry back out (its record could not be written).
+    std::unique_ptr<external_entry<Scalar>> take_last() noexcept {
+        std::unique_ptr<external_entry<Scalar>> last = std::move(entries_.back());
+        entries_.pop_back();
+        return last;
+    }
+    std::size_t size() const noexcept { return entries_.size(); }
+    /// Drops the entries from index `count` on.
+    void truncate(std::size_t count) {
+        if (count < entries_.size()) entries_.erase(entries_.begin() + std::ptrdiff_t(count), entries_.end());
+    }
+    void clear() noexcept { entries_.clear(); }
+
+    /// Runs entry `index`'s reverse rule (the sweep meets it rarely).
+    TAPEFLOW_COLD void reverse(std::uint32_t index, Scalar* adjoint) { entries_[index]->reverse(adjoint, scratch_); }
+    /// The same in a vector sweep of `lanes` adjoints per identifier.
+    TAPEFLOW_COLD void reverse_lanes(std::uint32_t index, Scalar* adjoint, std::size_t lanes) {
+        entries_[index]->reverse_lanes(adjoint, lanes, scratch_);
+    }
+
+    buffer_pool<Scalar>& scalar_buffers() noexcept { return scalar_buffers_; }
+    buffer_pool<identifier>& identifier_buffers() noexcept { return identifier_buffers_; }
+    /// Memory held by the entries.
+    std::size_t entry_bytes() const noexcept {
+        std::size_t bytes = 0;
+        for (const auto& e : entries_) bytes += e->bytes();
+        return bytes;
+    }
+    /// Memory kept in the pools for the next entries.
+    std::size_t spare_bytes() const noexcept { return scalar_buffers_.bytes() + identifier_buffers_.bytes(); }
+
+private:
+    // Declared before entries_: the entries give their buffers back when
+    // destroyed, so the pools must outlive them.
+    buffer_pool<Scalar> scalar_buffers_;
+    buffer_pool<identifier> identifier_buffers_;
+    std::vector<std::unique_ptr<external_entry<Scalar>>> entries_;
+    std::vector<Scalar> scratch_;
 };
 
 }  // namespace tapeflow

@@ -1,8 +1,10 @@
 // tapeflow/tape/position.hpp - a point on the tape.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace tapeflow {
 
@@ -36,6 +38,59 @@ struct position {
     friend bool operator<=(const position& a, const position& b) noexcept { return !(b < a); }
     friend bool operator>(const position& a, const position& b) noexcept { return b < a; }
     friend bool operator>=(const position& a, const position& b) noexcept { return !(a < b); }
+};
+
+/// Which positions are still on a tape. The tape counts an epoch up at
+/// every reset; a position carries the epoch it was taken in. A reset()
+/// invalidates every earlier position; a reset(position) to point P leaves
+/// the earlier positions valid up to P only:
+///
+///   epoch:        3          4 (after reset(P), P = 120 statements)     5
+///   positions:   p(80) p(150) | q(130) ...                 | ...
+///   valid:       p(80) yes, p(150) no (past P), q(130) yes until the next reset
+class position_epochs {
+public:
+    /// The epoch of positions taken now.
+    std::uint64_t current() const noexcept { return epoch_; }
+
+    /// Every record was dropped: no position taken so far is valid.
+    void records_dropped() {
+        ++epoch_;
+        recording_epoch_ = epoch_;
+        truncations_.clear();
+    }
+    /// The records after `statements` were dropped (reset(position)).
+    void records_dropped_after(std::uint64_t statements) {
+        // positions taken from here on are of a new epoch; older ones stay
+        // valid only up to `statements` (truncations_ keeps the lowest bound)
+        while (!truncations_.empty() && truncations_.back().statements >= statements) truncations_.pop_back();
+        truncations_.push_back({epoch_, statements});
+        ++epoch_;
+    }
+
+    /// Whether `p` was taken on this recording and, when taken before some
+    /// reset(position), not beyond the point of any of them.
+    bool valid(const position& p) const noexcept {
+        if (p.statements == 0 && p.epoch == 0) return true;  // position{}: the start
+        bool ok = p.epoch >= recording_epoch_ && p.epoch <= epoch_;
+        if (ok && p.epoch < epoch_) {
+            // the first truncation at or after p's epoch bounds it (truncations_
+            // rises in both epoch and statements)
+            auto t = std::lower_bound(truncations_.begin(), truncations_.end(), p.epoch,
+                                      [](const truncation& a, std::uint64_t e) { return a.epoch < e; });
+            ok = t == truncations_.end() || p.statements <= t->statements;
+        }
+        return ok;
+    }
+
+private:
+    struct truncation {
+        std::uint64_t epoch;       // epoch in which the reset(position) was made
+        std::uint64_t statements;  // the point it reset to
+    };
+    std::uint64_t epoch_ = 1;
+    std::uint64_t recording_epoch_ = 1;  // the first epoch of the current recording
+    std::vector<truncation> truncations_;
 };
 
 }  // namespace tapeflow

@@ -14,6 +14,20 @@
 //   sweep:      reads records from cursor_ back to the start (or a position),
 //               adjoint[lhs] -> adjoint[id_i] += partial_i * adjoint[lhs]
 //
+// basic_tape is the public face; each job is a part of its own:
+//
+//   basic_tape ─┬─ basic_recorder   records into tiles, identifiers (recorder.hpp)
+//               ├─ tile_stream      where tiles live (stream/tile_stream.hpp)
+//               ├─ sweep_records    the reverse sweep of a run of records (sweeper.hpp)
+//               ├─ adjoint_store    adjoints by identifier (adjoint_store.hpp)
+//               ├─ external_table   custom adjoints' entries (external.hpp)
+//               ├─ region_table     regions (region_table.hpp)
+//               └─ position_epochs  which positions are valid (position.hpp)
+//   active_tape / active_tape_scope: the thread's active tape (active_tape.hpp)
+//
+// The tape keeps the checks (owner thread, recording or sweeping, foreign
+// variables, positions), the options, the observer and the statistics.
+//
 // **Example**:
 //   auto& tape = tapeflow::tape::active();
 //   tape.start_recording();
@@ -46,6 +60,8 @@
 #include "../expr/expression.hpp"
 #include "../hw/observer.hpp"
 #include "../stream/tile_stream.hpp"
+#include "active_tape.hpp"
+#include "adjoint_store.hpp"
 #include "buffer_pool.hpp"
 #include "external.hpp"
 #include "identifier_pool.hpp"
@@ -53,9 +69,11 @@
 #include "options.hpp"
 #include "position.hpp"
 #include "record.hpp"
+#include "recorder.hpp"
 #include "region_table.hpp"
 #include "scalar.hpp"
 #include "statistics.hpp"
+#include "sweeper.hpp"
 #include "tape_registry.hpp"
 #include "tile.hpp"
 
@@ -71,6 +89,9 @@ inline std::uint32_t next_tape_serial() noexcept {
 }  // namespace detail
 
 template <class Scalar>
+class basic_custom_adjoint;
+
+template <class Scalar>
 class basic_tape {
 public:
     using scalar_type = Scalar;
@@ -81,12 +102,10 @@ public:
     explicit basic_tape(const tape_options& options = {})
         : options_(checked(options)),
           owner_(std::this_thread::get_id()),
-          serial_(detail::next_tape_serial()),
-          stream_(options_) {
-        scalar_buffers_.prepare();
-        identifier_buffers_.prepare();
-        detail::tape_registry::instance().add(serial_, &foreign_writes_);
-        if (auto* mine = thread_tapes()) mine->push_back({serial_, this});
+          stream_(options_),
+          recorder_(detail::next_tape_serial(), stream_, options_) {
+        detail::tape_registry::instance().add(serial(), &foreign_writes_);
+        detail::thread_identifier_pools::add(serial(), &recorder_.identifiers());
     }
 
     basic_tape(const basic_tape&) = delete;
@@ -94,15 +113,9 @@ public:
 
     ~basic_tape() {
         if (recording_) detail::tape_registry::instance().recording_stopped();
-        detail::tape_registry::instance().remove(serial_);
+        detail::tape_registry::instance().remove(serial());
         if (active_slot() == this) active_slot() = nullptr;
-        if (auto* mine = thread_tapes())
-            for (auto& t : *mine)
-                if (t.serial == serial_) {
-                    t = mine->back();
-                    mine->pop_back();
-                    break;
-                }
+        detail::thread_identifier_pools::remove(serial());
     }
 
     // ---- which tape records -------------------------------------------------
@@ -121,6 +134,9 @@ public:
         basic_tape* t = active_slot();
         return t ? *t : thread_default();
     }
+    /// The calling thread's active tape, or nullptr if it has none (no tape
+    /// was activated and the default one was never asked for). Creates nothing.
+    static basic_tape* active_if_any() noexcept { return detail::active_tape<basic_tape>::get(); }
 
     /// Makes this tape the calling thread's active tape.
     /// \throws usage_error if another tape is recording on this thread, or
@@ -214,27 +230,23 @@ public:
         check_not_sweeping("register_output");
         check_ours(y, "register_output");
         if (y.id_ == 0) {
-            y.id_ = ids_.acquire_unused();
-            y.tag_ = serial_;
+            y.id_ = recorder_.identifiers().acquire_unused();
+            y.tag_ = serial();
         }
     }
 
     /// The point after the last record.
     position get_position() const noexcept {
         position p;
-        p.tile = stream_.count();  // the open tile, or the next one when none is open
-        if (cursor_ != nullptr) p.offset = std::size_t(cursor_ - tile_begin_);
-        p.statements = statements_;
-        p.long_records = long_records_;
+        recorder_.locate(p);
         p.externals = externals_.size();
-        p.bytes = bytes_before_tile_ + p.offset;
         // every record is k pairs + a 4-byte header (8 for long records and
         // external entries, which count as statements): the pair count
         // follows from the bytes
         p.arguments = (p.bytes - 4 * p.statements - 4 * p.long_records - 4 * p.externals) /
                       layout::pair_bytes;
         p.regions = regions_.size();
-        p.epoch = epoch_;
+        p.epoch = epochs_.current();
         return p;
     }
 
@@ -294,15 +306,13 @@ public:
     /// The adjoint of identifier `id` (as returned by Real::id()).
     Scalar adjoint(identifier id) const {
         check_owner("adjoint");
-        if (id >= ids_.capacity())
+        if (id >= recorder_.identifiers().capacity())
             throw usage_error("adjoint(): identifier " + std::to_string(id) +
                               " was never handed out by this tape");
-        return id < adjoints_.size() ? adjoints_[id] : Scalar(0);
+        return adjoints_.get(id);
     }
     /// Sets every adjoint to 0 (keeps the memory).
-    void clear_adjoints() noexcept {
-        for (Scalar& a : adjoints_) a = Scalar(0);
-    }
+    void clear_adjoints() noexcept { adjoints_.clear(); }
 
     // ---- reverse sweep ------------------------------------------------------
 
@@ -317,8 +327,8 @@ public:
     void sweep(const position& from, const position& to) {
         check_owner("sweep");
         run_sweep(from, to, 1, [this] { grow_adjoints(); },
-                  [this](const std::byte* cursor, const std::byte* stop) {
-                      sweep_records(cursor, stop, adjoints_.data());
+                  [this](const std::byte* begin, const std::byte* end) {
+                      detail::sweep_records(begin, end, adjoints_.data(), externals_);
                   });
     }
 
@@ -346,9 +356,9 @@ public:
         if (&bar.tape() != this)
             throw usage_error("sweep(lane_adjoints): the lane adjoints were made for another tape; make "
                               "them with the tape being swept (tapeflow::lane_adjoints<S, N> bar(tape);)");
-        run_sweep(from, to, Lanes, [this, &bar] { bar.grow(ids_.capacity()); },
-                  [this, &bar](const std::byte* cursor, const std::byte* stop) {
-                      sweep_lane_records<Lanes>(cursor, stop, bar.data());
+        run_sweep(from, to, Lanes, [this, &bar] { bar.grow(recorder_.identifiers().capacity()); },
+                  [this, &bar](const std::byte* begin, const std::byte* end) {
+                      detail::sweep_lane_records<Lanes>(begin, end, bar.data(), externals_);
                   });
     }
 
@@ -375,27 +385,13 @@ public:
             forget_records();
             return;
         }
-        // positions taken from here on are of a new epoch; older ones stay
-        // valid only up to `to` (truncations_ keeps the lowest such bound)
-        while (!truncations_.empty() && truncations_.back().statements >= to.statements) truncations_.pop_back();
-        truncations_.push_back({epoch_, to.statements});
-        ++epoch_;
+        epochs_.records_dropped_after(to.statements);
         swept_ = false;
         tell_recorded();
-        if (to.tile < stream_.count()) {  // the position is in a finished tile: reopen it
-            tile_begin_ = stream_.reopen(to.tile, to.offset);
-            tile_end_ = tile_begin_ + options_.tile_bytes;
-            cursor_ = tile_begin_ + to.offset;
-        } else if (cursor_ != nullptr) {
-            cursor_ = tile_begin_ + to.offset;
-        }
-        statements_ = to.statements;
-        long_records_ = to.long_records;
-        bytes_before_tile_ = to.bytes - to.offset;
+        recorder_.truncate(to);
         if (observed_bytes_ > to.bytes) observed_bytes_ = to.bytes;
         regions_.truncate(to);
-        if (to.externals < externals_.size())
-            externals_.erase(externals_.begin() + std::ptrdiff_t(to.externals), externals_.end());
+        externals_.truncate(std::size_t(to.externals));
     }
 
     // ---- information --------------------------------------------------------
@@ -406,16 +402,16 @@ public:
         s.statements = end.statements;
         s.arguments = end.arguments;
         s.record_bytes = end.bytes;
-        s.tiles = stream_.count() + (cursor_ ? 1 : 0);
+        s.tiles = stream_.count() + (recorder_.has_open_tile() ? 1 : 0);
         s.tile_bytes = options_.tile_bytes;
         s.allocated_bytes = stream_.allocated_bytes();
         s.regions = regions_.size();
-        s.live_identifiers = ids_.live();
-        s.peak_identifiers = ids_.highest();
-        s.adjoint_bytes = adjoints_.capacity() * sizeof(Scalar);
+        s.live_identifiers = recorder_.identifiers().live();
+        s.peak_identifiers = recorder_.identifiers().highest();
+        s.adjoint_bytes = adjoints_.bytes();
         s.externals = externals_.size();
-        for (const auto& e : externals_) s.external_bytes += e->bytes();
-        s.spare_external_bytes = scalar_buffers_.bytes() + identifier_buffers_.bytes();
+        s.external_bytes = externals_.entry_bytes();
+        s.spare_external_bytes = externals_.spare_bytes();
         const stream_statistics t = stream_.statistics();
         s.tiles_written = t.tiles_written;
         s.tiles_spilled = t.tiles_spilled;
@@ -430,104 +426,29 @@ public:
     const tape_options& options() const noexcept { return options_; }
 
     /// Number that tags the variables of this tape (unique per process run).
-    std::uint32_t serial() const noexcept { return serial_; }
-
-    // ---- used by basic_real (the hot path; no checks here) -------------------
-
-    /// The calling thread's active tape, or nullptr if it has none.
-    static basic_tape*& active_slot() noexcept {
-        static thread_local basic_tape* slot = nullptr;
-        return slot;
-    }
-
-    /// Records `lhs = e`: one record with the distinct active operands of `e`.
-    template <class E>
-    TAPEFLOW_ALWAYS_INLINE void record(identifier& lhs, std::uint32_t& tag, const E& e) {
-        constexpr std::size_t n = E::leaf_count;
-        if constexpr (E::depth > max_expression_depth) {
-            // too deep (the node said so): do not instantiate a walk that
-            // would stop the compiler with a template-depth error
-        } else if constexpr (n == 0) {
-            release(lhs, tag);
-        } else {
-            detail::arg_buffer<Scalar, n> args;
-            if constexpr (debug_checks) args.expected_tag = serial_;
-            e.push(args, Scalar(1));
-            if constexpr (debug_checks)
-                if (args.foreign_tag != 0) throw_foreign();
-            constexpr std::size_t most = layout::size(n);
-            if (TAPEFLOW_UNLIKELY(std::size_t(tile_end_ - cursor_) < most)) next_tile(most);
-            std::byte* const at = cursor_;
-            if (TAPEFLOW_LIKELY(layout::template distinct_and_active<n>(args.ids))) {
-                // Fast path: every slot becomes a pair, k = n is a constant.
-#pragma GCC unroll 16
-                for (std::size_t i = 0; i < n; ++i) layout::write_pair(at, i, args.partials[i], args.ids[i]);
-                finish_record<n>(lhs, tag, at, std::uint32_t(n));
-                return;
-            }
-            const std::uint32_t k = layout::template merge_pairs<n>(at, args.ids, args.partials);
-            if (TAPEFLOW_UNLIKELY(k == 0)) {  // every operand was passive
-                release(lhs, tag);
-                return;
-            }
-            finish_record<n>(lhs, tag, at, k);
-        }
-    }
+    std::uint32_t serial() const noexcept { return recorder_.serial(); }
 
     // ---- used by custom adjoints (custom_adjoint.hpp) --------------------------
 
-    /// A fresh identifier that a record may assign (give it back with release()).
-    identifier acquire_identifier() { return ids_.acquire(); }
+    /// A fresh identifier that a record may assign (give it back by
+    /// assigning or destroying the variable that holds it).
+    identifier acquire_identifier() { return recorder_.identifiers().acquire(); }
     /// Appends an external entry and its record; the tape owns the entry
     /// until a reset drops it. If this throws, `entry` still owns it.
     void push_external(std::unique_ptr<external_entry<Scalar>>&& entry) {
         check_owner("push_external");
-        if (externals_.size() >= max_externals)
-            throw error("a tape holds at most " + std::to_string(max_externals) +
-                        " external entries (custom adjoints); reset the tape or use fewer, "
-                        "larger entries");
-        constexpr std::size_t bytes = layout::external_size;
-        if (TAPEFLOW_UNLIKELY(std::size_t(tile_end_ - cursor_) < bytes)) next_tile(bytes);
-        externals_.push_back(std::move(entry));
-        layout::write_external(cursor_, std::uint32_t(externals_.size() - 1));
-        cursor_ += bytes;
-        ++statements_;
+        const std::uint32_t index = externals_.push(std::move(entry));
+        try {
+            recorder_.record_external(index);
+        } catch (...) {  // no record refers to it: give the entry back
+            entry = externals_.take_last();
+            throw;
+        }
     }
 
     /// Buffers that external entries take and give back (tape/buffer_pool.hpp).
-    buffer_pool<Scalar>& scalar_buffers() noexcept { return scalar_buffers_; }
-    buffer_pool<identifier>& identifier_buffers() noexcept { return identifier_buffers_; }
-
-    /// Gives identifier `id` back to the tape whose serial is `tag` (this
-    /// one, or another tape of the calling thread); sets it to 0.
-    TAPEFLOW_ALWAYS_INLINE void release(identifier& id, std::uint32_t tag) noexcept {
-        if (id != 0) {
-            if (TAPEFLOW_LIKELY(tag == serial_))
-                ids_.release(id);
-            else
-                release_to_owner(id, tag);
-        }
-        id = 0;
-    }
-
-    /// The same when no tape is at hand (a variable dies while its thread
-    /// has no active tape).
-    static void release_to_owner(identifier id, std::uint32_t tag) noexcept {
-        // A variable of tape A that dies (or is assigned) while tape B is
-        // active: without this, A never got the identifier back, and a loop
-        // doing that exhausted A's identifiers. Only the calling thread's
-        // tapes are searched: a tape's pool is its owner thread's alone. A
-        // tape of another thread, or one that no longer exists, keeps
-        // nothing to give back to.
-        if (auto* mine = thread_tapes())
-            for (const auto& t : *mine)
-                if (t.serial == tag) {
-                    t.tape->ids_.release(id);
-                    return;
-                }
-        // not a tape of this thread: tell its tape (tape_registry.hpp)
-        detail::tape_registry::instance().mark_foreign_write(tag);
-    }
+    buffer_pool<Scalar>& scalar_buffers() noexcept { return externals_.scalar_buffers(); }
+    buffer_pool<identifier>& identifier_buffers() noexcept { return externals_.identifier_buffers(); }
 
 private:
     static tape_options checked(tape_options o) {
@@ -579,39 +500,22 @@ private:
     // register_input / register_inputs, after their checks
     TAPEFLOW_ALWAYS_INLINE void make_input(real_type& x) {
         release(x.id_, x.tag_);
-        x.id_ = ids_.acquire_unused();  // see identifier_pool.hpp: no record may assign it
-        x.tag_ = serial_;
+        x.id_ = recorder_.identifiers().acquire_unused();  // see identifier_pool.hpp: no record may assign it
+        x.tag_ = serial();
     }
     // adjoint / adjoints, after the owner check
     TAPEFLOW_ALWAYS_INLINE Scalar checked_adjoint(const real_type& x, const char* what) const {
         check_ours(x, what);
-        return x.id_ < adjoints_.size() ? adjoints_[x.id_] : Scalar(0);
+        return adjoints_.get(x.id_);
     }
     void check_ours(const real_type& x, const char* what) const {
-        if (x.id_ != 0 && x.tag_ != serial_)
+        if (x.id_ != 0 && x.tag_ != serial())
             throw usage_error(std::string(what) +
                               "(): the variable belongs to another tape (or to a tape that "
                               "no longer exists); use the tape that recorded it");
     }
-    [[noreturn]] TAPEFLOW_COLD void throw_foreign() const {
-        throw usage_error("an expression mixes variables of two tapes (or uses a variable of a "
-                          "tape that no longer exists); every operand must come from the tape "
-                          "that is recording");
-    }
-
-    // A position is valid if taken on this recording and, when taken
-    // before some reset(position), not beyond the point of any of them.
     void check_position(const position& p, const char* what) const {
-        if (p.statements == 0 && p.epoch == 0) return;  // position{}: the start
-        bool ok = p.epoch >= recording_epoch_ && p.epoch <= epoch_;
-        if (ok && p.epoch < epoch_) {
-            // the first truncation at or after p's epoch bounds it (truncations_
-            // rises in both epoch and statements)
-            auto t = std::lower_bound(truncations_.begin(), truncations_.end(), p.epoch,
-                                      [](const truncation& a, std::uint64_t e) { return a.epoch < e; });
-            ok = t == truncations_.end() || p.statements <= t->statements;
-        }
-        if (!ok)
+        if (!epochs_.valid(p))
             throw usage_error(std::string(what) +
                               "(position): the position is no longer on the tape (it was taken before a "
                               "reset(), or beyond the point of a later reset(position)); take positions "
@@ -621,19 +525,12 @@ private:
     // Empties the tape (memory kept); adjoints are left as they are.
     void forget_records() {
         tell_recorded();
-        ++epoch_;
-        recording_epoch_ = epoch_;
-        truncations_.clear();
+        epochs_.records_dropped();
         swept_ = false;
-        stream_.clear();
-        cursor_ = tile_end_ = tile_begin_ = nullptr;
-        statements_ = 0;
-        long_records_ = 0;
-        bytes_before_tile_ = 0;
+        recorder_.clear();
         observed_bytes_ = 0;
         regions_.clear();
         externals_.clear();
-        ids_.tape_emptied();
     }
 
     // The observer (hw/observer.hpp) learns of the records written since it
@@ -653,96 +550,42 @@ private:
         c.record_bytes = end.bytes;
         c.adjoint_bytes = sizeof(Scalar);
         c.lanes = lanes;
-        c.adjoint_count = lanes == 1 ? adjoints_.size() : std::size_t(ids_.capacity());
+        c.adjoint_count = lanes == 1 ? adjoints_.size() : std::size_t(recorder_.identifiers().capacity());
         c.scratchpad_bytes = stream_.scratchpad_bytes();
         c.tile_bytes = options_.tile_bytes;
         o.sweep_begins(c);
     }
 
-    /// The tapes alive on the calling thread, by serial: where an
-    /// identifier of a tape other than the active one goes back.
-    struct thread_tape {
-        std::uint32_t serial;
-        basic_tape* tape;
-    };
-    /// nullptr once the list is destroyed at thread exit (a tape with
-    /// static storage, destroyed after the main thread's thread_locals).
-    static std::vector<thread_tape>* thread_tapes() noexcept {
-        static thread_local bool gone = false;  // trivially destructible: readable to the end
-        struct list {
-            std::vector<thread_tape> tapes;
-            ~list() { gone = true; }
-        };
-        if (gone) return nullptr;
-        static thread_local list mine;
-        return &mine.tapes;
-    }
-
-    void grow_adjoints() {
-        if (adjoints_.size() < ids_.capacity()) adjoints_.resize(ids_.capacity(), Scalar(0));
-    }
-
-    template <std::size_t N>
-    TAPEFLOW_ALWAYS_INLINE void finish_record(identifier& lhs, std::uint32_t& tag, std::byte* at,
-                                              std::uint32_t k) {
-        if (lhs == 0 || tag != serial_) {
-            if (TAPEFLOW_UNLIKELY(lhs != 0)) release_to_owner(lhs, tag);  // another tape's variable
-            lhs = ids_.acquire();
-            tag = serial_;
-        }
-        layout::write_header(at, lhs, k);
-        cursor_ = at + layout::size(k);
-        ++statements_;
-        if constexpr (N >= layout::long_count) long_records_ += k >= layout::long_count;
-    }
-
-    TAPEFLOW_COLD void next_tile(std::size_t bytes) {
-        if (bytes > options_.tile_bytes) {
-            const bool budget = options_.memory_budget_bytes != std::numeric_limits<std::size_t>::max();
-            throw usage_error("a statement needs " + std::to_string(bytes) + " bytes but a tile holds " +
-                              std::to_string(options_.tile_bytes) + "; raise tape_options::tile_bytes" +
-                              (budget ? " (left at 0 with a memory budget, a tile is an eighth of "
-                                        "memory_budget_bytes: raise the budget, or set tile_bytes to at least " +
-                                            std::to_string(bytes) + ")"
-                                      : std::string()));
-        }
-        if (cursor_ != nullptr) {  // finish the tile being written
-            const std::size_t used = std::size_t(cursor_ - tile_begin_);
-            stream_.close_tile(used);
-            bytes_before_tile_ += used;
-            // no tile is open until open_tile() returns: if the callback or
-            // open_tile() throws, the next record opens a tile (never closes
-            // this one twice)
-            cursor_ = tile_end_ = tile_begin_ = nullptr;
-            if (options_.progress) report(tape_progress::phase::recording, 0.0);
-        }
-        tile_begin_ = stream_.open_tile();
-        cursor_ = tile_begin_;
-        tile_end_ = tile_begin_ + options_.tile_bytes;
-    }
+    void grow_adjoints() { adjoints_.grow(recorder_.identifiers().capacity()); }
 
     // Finishes the open tile as it is (streaming sweeps need both halves).
-    void seal() {
-        const std::size_t used = cursor_ ? std::size_t(cursor_ - tile_begin_) : 0;
-        if (stream_.seal(used)) bytes_before_tile_ += used;
-        cursor_ = tile_end_ = tile_begin_ = nullptr;
-    }
+    void seal() { recorder_.seal(); }
 
     void report(tape_progress::phase stage, double done) const {
-        tape_progress p;
-        p.stage = stage;
-        p.statements = statements_;
-        const auto st = stream_.statistics();
-        p.tiles = std::size_t(st.tiles_written);
-        p.tiles_spilled = std::size_t(st.tiles_spilled);
-        p.sweep_fraction = done;
-        options_.progress(p);
+        detail::report_progress(options_, stream_, recorder_.statements(), stage, done);
+    }
+
+    // ---- for basic_real (the hot path; no checks here) ------------------------
+
+    // the only writer of the thread's active tape (activate(), the destructor)
+    static basic_tape*& active_slot() noexcept { return detail::active_tape<basic_tape>::slot(); }
+
+    /// Records `lhs = e` (tape/recorder.hpp).
+    template <class E>
+    TAPEFLOW_ALWAYS_INLINE void record(identifier& lhs, std::uint32_t& tag, const E& e) {
+        recorder_.record(lhs, tag, e);
+    }
+    /// Gives identifier `id` back to the tape whose serial is `tag`; sets it to 0.
+    TAPEFLOW_ALWAYS_INLINE void release(identifier& id, std::uint32_t tag) noexcept { recorder_.release(id, tag); }
+    /// The same when no tape is at hand.
+    static void release_to_owner(identifier id, std::uint32_t tag) noexcept {
+        basic_recorder<Scalar>::release_to_owner(id, tag);
     }
 
     // What every sweep does around its records: the checks, sealing the
     // open tile, the observer and progress, and the walk over the tiles from
     // `from` back to `to`; `grow` sizes the adjoints before the walk (nothing
-    // may reallocate them during it) and `records(cursor, stop)` sweeps one
+    // may reallocate them during it) and `records(begin, end)` sweeps one
     // tile's run of records.
     template <class Grow, class Records>
     void run_sweep(const position& from, const position& to, std::size_t lanes, Grow grow, Records records) {
@@ -764,142 +607,31 @@ private:
         stream_.tell([&](tape_observer& o) { tell_sweep_begins(o, end, lanes); });
         stream_.read_reverse(from.tile, from.offset, to.tile, to.offset,
                              [&](const std::byte* data, std::size_t begin, std::size_t end, double done) {
-                                 records(data + end, data + begin);
+                                 records(data + begin, data + end);
                                  if (progress) report(tape_progress::phase::sweeping, done);
                              });
         stream_.tell([](tape_observer& o) { o.sweep_ends(); });
     }
 
-    void sweep_records(const std::byte* cursor, const std::byte* stop, Scalar* adjoint) {
-        reverse_record_reader<Scalar> r(stop, cursor);
-        while (r.more()) {
-            const record_header h = r.previous();
-            const Scalar a = adjoint[h.lhs];
-            adjoint[h.lhs] = Scalar(0);
-            if (detail::is_zero(a)) {
-                // external entries have lhs 0, whose adjoint is always 0
-                if (TAPEFLOW_UNLIKELY(h.count == 0)) run_external(r.take_external(), adjoint);
-                continue;
-            }
-            // Small records (most of them) unrolled: no loop control per pair.
-            switch (h.count) {
-                case 4: adjoint[r.id(3)] += r.partial(3) * a; [[fallthrough]];
-                case 3: adjoint[r.id(2)] += r.partial(2) * a; [[fallthrough]];
-                case 2: adjoint[r.id(1)] += r.partial(1) * a; [[fallthrough]];
-                case 1: adjoint[r.id(0)] += r.partial(0) * a; break;
-                default:
-                    for (std::uint32_t i = 0; i < h.count; ++i) adjoint[r.id(i)] += r.partial(i) * a;
-            }
-        }
-    }
-
-    TAPEFLOW_COLD void run_external(std::uint32_t index, Scalar* adjoint) {
-        externals_[index]->reverse(adjoint, external_scratch_);
-    }
-
-    // The vector sweep: sweep_records with Lanes adjoints per identifier
-    // (tape/lane_adjoints.hpp). Lane l does what a scalar sweep does: a lane
-    // whose lhs adjoint is 0 adds nothing. With a finite partial, adding
-    // partial * 0 = +-0 changes no adjoint, so the loop over the lanes has no
-    // branch (it vectorizes); a partial of inf or NaN (at a non-differentiable
-    // point) takes the masked loop, where 0 * inf would have made a NaN.
-    template <std::size_t Lanes>
-    void sweep_lane_records(const std::byte* cursor, const std::byte* stop, Scalar* adjoint) {
-        reverse_record_reader<Scalar> r(stop, cursor);
-        while (r.more()) {
-            const record_header h = r.previous();
-            Scalar* const row = adjoint + std::size_t(h.lhs) * Lanes;
-            Scalar a[Lanes];
-            for (std::size_t l = 0; l < Lanes; ++l) a[l] = row[l];
-            // (a row of zeros is left as it is, as the scalar sweep's store
-            // of 0 would leave it, but for the sign of a -0)
-            if (!any_nonzero<Lanes>(a)) {
-                // external entries have lhs 0, whose row is always 0
-                if (TAPEFLOW_UNLIKELY(h.count == 0)) run_external_lanes(r.take_external(), adjoint, Lanes);
-                continue;
-            }
-            for (std::size_t l = 0; l < Lanes; ++l) row[l] = Scalar(0);
-            for (std::uint32_t i = 0; i < h.count; ++i)
-                add_lanes<Lanes>(adjoint + std::size_t(r.id(i)) * Lanes, r.partial(i), a);
-        }
-    }
-
-    // target[l] += p * a[l] for the lanes whose a[l] is not 0.
-    template <std::size_t Lanes>
-    static TAPEFLOW_ALWAYS_INLINE void add_lanes(Scalar* target, Scalar p, const Scalar* a) noexcept {
-        if (TAPEFLOW_LIKELY(detail::is_finite(p))) {  // p * 0 adds nothing
-            for (std::size_t l = 0; l < Lanes; ++l) target[l] += p * a[l];
-        } else {
-            for (std::size_t l = 0; l < Lanes; ++l)
-                if (!detail::is_zero(a[l])) target[l] += p * a[l];
-        }
-    }
-
-    // Whether a lane of `a` is not 0 (NaN counts, -0 does not), without a
-    // branch per lane: the bits of every lane but their sign, ORed (a few
-    // vector instructions; comparing lane by lane compiles to a branch each).
-    template <std::size_t Lanes>
-    static TAPEFLOW_ALWAYS_INLINE bool any_nonzero(const Scalar* a) noexcept {
-        if constexpr (std::is_floating_point_v<Scalar> && (sizeof(Scalar) == 8 || sizeof(Scalar) == 4)) {
-            using bits_type = std::conditional_t<sizeof(Scalar) == 8, std::uint64_t, std::uint32_t>;
-            constexpr bits_type magnitude = ~bits_type(0) >> 1;
-            bits_type bits[Lanes];
-            std::memcpy(bits, a, sizeof bits);
-            bits_type any = 0;
-            for (std::size_t l = 0; l < Lanes; ++l) any |= bits[l] & magnitude;
-            return any != 0;
-        } else {
-            bool any = false;
-            for (std::size_t l = 0; l < Lanes; ++l) any |= !detail::is_zero(a[l]);
-            return any;
-        }
-    }
-
-    TAPEFLOW_COLD void run_external_lanes(std::uint32_t index, Scalar* adjoint, std::size_t lanes) {
-        externals_[index]->reverse_lanes(adjoint, lanes, external_scratch_);
-    }
-
-    static constexpr std::size_t max_externals = std::size_t(UINT32_MAX);
-
     friend real_type;
+    friend basic_custom_adjoint<Scalar>;
 
     tape_options options_;
     std::thread::id owner_;
-    std::uint32_t serial_;
     bool recording_ = false;
     bool probing_ = false;
     // raised by another thread that assigned a variable of this tape (tape_registry.hpp)
     std::atomic<bool> foreign_writes_{false};
     bool sweeping_ = false;  // a sweep is running (see check_not_sweeping)
+    bool swept_ = false;     // swept since the last reset (see start_recording)
+    std::uint64_t observed_bytes_ = 0;  // record bytes the observer was told of
 
-    std::byte* cursor_ = nullptr;      // where the next record goes (nullptr: no tile yet)
-    std::byte* tile_end_ = nullptr;    // end of the tile being written
-    std::byte* tile_begin_ = nullptr;  // start of the tile being written
-    std::uint64_t statements_ = 0;
-    std::uint64_t long_records_ = 0;       // records with k >= 31 (8-byte header)
-    std::uint64_t bytes_before_tile_ = 0;  // record bytes in the tiles before the current one
-    std::uint64_t observed_bytes_ = 0;     // record bytes the observer was told of
-    bool swept_ = false;                   // swept since the last reset (see start_recording)
-    // Positions (see check_position): the epoch counts resets; the first
-    // epoch of the current recording; the reset(position) points since.
-    struct truncation {
-        std::uint64_t epoch;       // epoch in which the reset(position) was made
-        std::uint64_t statements;  // the point it reset to
-    };
-    std::uint64_t epoch_ = 1;
-    std::uint64_t recording_epoch_ = 1;
-    std::vector<truncation> truncations_;
-
-    tile_stream stream_;  // where the tiles live (memory, scratchpad, spill file)
-    identifier_pool ids_;
-    std::vector<Scalar> adjoints_;
+    tile_stream stream_;               // where the tiles live (memory, scratchpad, spill file)
+    basic_recorder<Scalar> recorder_;  // writes records into stream_'s tiles; the identifiers
+    position_epochs epochs_;           // which positions are still on the tape
+    adjoint_store<Scalar> adjoints_;
     region_table regions_;
-    // Declared before externals_: the entries give their buffers back when
-    // destroyed, so the pools must outlive them.
-    buffer_pool<Scalar> scalar_buffers_;
-    buffer_pool<identifier> identifier_buffers_;
-    std::vector<std::unique_ptr<external_entry<Scalar>>> externals_;  // see tape/external.hpp
-    std::vector<Scalar> external_scratch_;  // lent to external entries during sweeps
+    external_table<Scalar> externals_;  // custom adjoints (tape/external.hpp)
 };
 
 }  // namespace tapeflow

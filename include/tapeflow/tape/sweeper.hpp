@@ -1,0 +1,113 @@
+// tapeflow/tape/sweeper.hpp - the reverse sweep over one run of records.
+//
+// For each record from the last to the first (tape/record.hpp):
+//
+//   a = adjoint[lhs];  adjoint[lhs] = 0;
+//   if a != 0:  adjoint[id_i] += partial_i * a   for every pair i
+//
+// A record whose lhs adjoint is 0 adds nothing and is stepped over. An
+// external entry (a custom adjoint) has lhs 0, so the sweep meets it on that
+// rarely taken branch and runs its reverse rule (tape/external.hpp).
+//
+// basic_tape walks the tiles (the stream, the observer, progress) and hands
+// each tile's run of records to these functions.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "../config.hpp"
+#include "external.hpp"
+#include "record.hpp"
+#include "scalar.hpp"
+
+namespace tapeflow::detail {
+
+/// Sweeps the records of [begin, end) with one adjoint per identifier.
+template <class Scalar>
+void sweep_records(const std::byte* begin, const std::byte* end, Scalar* adjoint,
+                   external_table<Scalar>& externals) {
+    reverse_record_reader<Scalar> r(begin, end);
+    while (r.more()) {
+        const record_header h = r.previous();
+        const Scalar a = adjoint[h.lhs];
+        adjoint[h.lhs] = Scalar(0);
+        if (is_zero(a)) {
+            // external entries have lhs 0, whose adjoint is always 0
+            if (TAPEFLOW_UNLIKELY(h.count == 0)) externals.reverse(r.take_external(), adjoint);
+            continue;
+        }
+        // Small records (most of them) unrolled: no loop control per pair.
+        switch (h.count) {
+            case 4: adjoint[r.id(3)] += r.partial(3) * a; [[fallthrough]];
+            case 3: adjoint[r.id(2)] += r.partial(2) * a; [[fallthrough]];
+            case 2: adjoint[r.id(1)] += r.partial(1) * a; [[fallthrough]];
+            case 1: adjoint[r.id(0)] += r.partial(0) * a; break;
+            default:
+                for (std::uint32_t i = 0; i < h.count; ++i) adjoint[r.id(i)] += r.partial(i) * a;
+        }
+    }
+}
+
+// Whether a lane of `a` is not 0 (NaN counts, -0 does not), without a
+// branch per lane: the bits of every lane but their sign, ORed (a few
+// vector instructions; comparing lane by lane compiles to a branch each).
+template <std::size_t Lanes, class Scalar>
+TAPEFLOW_ALWAYS_INLINE bool any_nonzero(const Scalar* a) noexcept {
+    if constexpr (std::is_floating_point_v<Scalar> && (sizeof(Scalar) == 8 || sizeof(Scalar) == 4)) {
+        using bits_type = std::conditional_t<sizeof(Scalar) == 8, std::uint64_t, std::uint32_t>;
+        constexpr bits_type magnitude = ~bits_type(0) >> 1;
+        bits_type bits[Lanes];
+        std::memcpy(bits, a, sizeof bits);
+        bits_type any = 0;
+        for (std::size_t l = 0; l < Lanes; ++l) any |= bits[l] & magnitude;
+        return any != 0;
+    } else {
+        bool any = false;
+        for (std::size_t l = 0; l < Lanes; ++l) any |= !is_zero(a[l]);
+        return any;
+    }
+}
+
+// target[l] += p * a[l] for the lanes whose a[l] is not 0.
+template <std::size_t Lanes, class Scalar>
+TAPEFLOW_ALWAYS_INLINE void add_lanes(Scalar* target, Scalar p, const Scalar* a) noexcept {
+    if (TAPEFLOW_LIKELY(is_finite(p))) {  // p * 0 adds nothing
+        for (std::size_t l = 0; l < Lanes; ++l) target[l] += p * a[l];
+    } else {
+        for (std::size_t l = 0; l < Lanes; ++l)
+            if (!is_zero(a[l])) target[l] += p * a[l];
+    }
+}
+
+/// The vector sweep: sweep_records with Lanes adjoints per identifier
+/// (tape/lane_adjoints.hpp). Lane l does what a scalar sweep does: a lane
+/// whose lhs adjoint is 0 adds nothing. With a finite partial, adding
+/// partial * 0 = +-0 changes no adjoint, so the loop over the lanes has no
+/// branch (it vectorizes); a partial of inf or NaN (at a non-differentiable
+/// point) takes the masked loop, where 0 * inf would have made a NaN.
+template <std::size_t Lanes, class Scalar>
+void sweep_lane_records(const std::byte* begin, const std::byte* end, Scalar* adjoint,
+                        external_table<Scalar>& externals) {
+    reverse_record_reader<Scalar> r(begin, end);
+    while (r.more()) {
+        const record_header h = r.previous();
+        Scalar* const row = adjoint + std::size_t(h.lhs) * Lanes;
+        Scalar a[Lanes];
+        for (std::size_t l = 0; l < Lanes; ++l) a[l] = row[l];
+        // (a row of zeros is left as it is, as the scalar sweep's store
+        // of 0 would leave it, but for the sign of a -0)
+        if (!any_nonzero<Lanes>(a)) {
+            // external entries have lhs 0, whose row is always 0
+            if (TAPEFLOW_UNLIKELY(h.count == 0)) externals.reverse_lanes(r.take_external(), adjoint, Lanes);
+            continue;
+        }
+        for (std::size_t l = 0; l < Lanes; ++l) row[l] = Scalar(0);
+        for (std::uint32_t i = 0; i < h.count; ++i)
+            add_lanes<Lanes>(adjoint + std::size_t(r.id(i)) * Lanes, r.partial(i), a);
+    }
+}
+
+}  // namespace tapeflow::detail

@@ -1,0 +1,95 @@
+#include <catch2/catch.hpp>
+#include <tapeflow/tape/recorder.hpp>
+
+#include <cstdint>
+#include <vector>
+
+using tapeflow::basic_recorder;
+using tapeflow::identifier;
+using tapeflow::position;
+
+namespace {
+tapeflow::tape_options small_tiles() {
+    tapeflow::tape_options o;
+    o.tile_bytes = tapeflow::min_tile_bytes;
+    return o;
+}
+}  // namespace
+
+TEST_CASE("the recorder fills a tile, opens the next one, and says where the next record goes") {
+    const tapeflow::tape_options options = small_tiles();
+    tapeflow::tile_stream stream(options);
+    basic_recorder<double> rec(77, stream, options);
+    CHECK_FALSE(rec.has_open_tile());
+    const std::size_t per_tile = options.tile_bytes / 8;  // external records are 8 bytes
+    const std::size_t n = 2 * per_tile + 3;
+    for (std::size_t i = 0; i < n; ++i) rec.record_external(std::uint32_t(i));
+    CHECK(rec.has_open_tile());
+    CHECK(rec.statements() == n);
+    position p;
+    rec.locate(p);
+    CHECK(p.tile == 2);
+    CHECK(p.offset == 3 * 8);
+    CHECK(p.bytes == n * 8);
+    CHECK(p.statements == n);
+
+    // every record reads back, in reverse, from the tiles
+    std::vector<std::uint32_t> seen;
+    rec.seal();
+    stream.read_reverse(p.tile, p.offset, 0, 0, [&](const std::byte* data, std::size_t begin, std::size_t end, double) {
+        tapeflow::reverse_record_reader<double> r(data + begin, data + end);
+        while (r.more()) {
+            REQUIRE(r.previous().count == 0);
+            seen.push_back(r.take_external());
+        }
+    });
+    REQUIRE(seen.size() == n);
+    for (std::size_t i = 0; i < n; ++i) CHECK(seen[i] == n - 1 - i);
+}
+
+TEST_CASE("the recorder truncates to a position in an earlier tile and records on from there") {
+    const tapeflow::tape_options options = small_tiles();
+    tapeflow::tile_stream stream(options);
+    basic_recorder<double> rec(78, stream, options);
+    rec.record_external(0);
+    position mid;
+    rec.locate(mid);
+    for (std::size_t i = 0; i < options.tile_bytes / 4; ++i) rec.record_external(1);
+    position end;
+    rec.locate(end);
+    REQUIRE(end.tile > mid.tile);
+    rec.truncate(mid);
+    position now;
+    rec.locate(now);
+    CHECK(now.tile == mid.tile);
+    CHECK(now.offset == mid.offset);
+    CHECK(now.bytes == mid.bytes);
+    CHECK(rec.statements() == 1);
+    rec.record_external(2);
+    rec.locate(now);
+    CHECK(now.bytes == 16);
+    rec.clear();
+    rec.locate(now);
+    CHECK(now.bytes == 0);
+    CHECK(now.tile == 0);
+    CHECK(rec.statements() == 0);
+    CHECK_FALSE(rec.has_open_tile());
+}
+
+TEST_CASE("release gives an identifier to its own pool, or to the pool of the thread's tape that issued it") {
+    const tapeflow::tape_options options = small_tiles();
+    tapeflow::tile_stream stream_a(options), stream_b(options);
+    basic_recorder<double> a(901, stream_a, options), b(902, stream_b, options);
+    tapeflow::detail::thread_identifier_pools::add(901, &a.identifiers());
+    identifier x = a.identifiers().acquire();
+    identifier y = a.identifiers().acquire();
+    CHECK(a.identifiers().live() == 2);
+    b.release(x, 901);  // a variable of a, released through b
+    CHECK(x == 0);
+    CHECK(a.identifiers().live() == 1);
+    CHECK(b.identifiers().live() == 0);
+    a.release(y, 901);
+    CHECK(a.identifiers().live() == 0);
+    tapeflow::detail::thread_identifier_pools::remove(901);
+    CHECK(tapeflow::detail::thread_identifier_pools::find(901) == nullptr);
+}
