@@ -658,3 +658,50 @@ TEST_CASE("no hang, nothing left: destroying a tape whose sweep stopped while a 
     CHECK(io->creates == 1);
     check_nothing_left(before, *io, dir);
 }
+
+TEST_CASE("close_tile that throws changes nothing: the tile stays open, and a retry registers it once") {
+    tapeflow_test::watchdog dog(60, "close_tile retry");
+    // Without the prefetch thread the failing write runs inside close_tile's
+    // submit(), so close_tile is what throws (with the thread, the error
+    // comes back at whichever call waits next, open_tile() as often).
+    const bool prefetch = false;
+    // 1: the first finished tile goes to memory, the next to the file; 0:
+    // straight to the spill file
+    const std::size_t memory_tiles = GENERATE(std::size_t(0), std::size_t(1));
+    CAPTURE(memory_tiles);
+    constexpr std::size_t tile = 1024;
+    tapeflow_test::temp_directory dir;
+    auto io = std::make_shared<faulty_io>();
+    io->io_error_on_write_from = 0;  // every spill write fails
+    tapeflow::tape_options o = options_for(tile, true, 2 * tile + memory_tiles * tile, prefetch, dir.path(), io);
+    tapeflow::tile_stream s(o);
+    // Fill memory (if any), then tiles go to the file, whose first write fails.
+    std::size_t closed = 0;
+    bool threw = false;
+    for (int i = 0; i < 50 && !threw; ++i) {
+        std::byte* data = s.open_tile();
+        std::memset(data, 1, 100);
+        try {
+            s.close_tile(100);
+            ++closed;
+        } catch (const tapeflow::error&) {
+            threw = true;
+        }
+    }
+    REQUIRE(threw);
+    CHECK(s.count() == closed);
+    const auto written = s.statistics().tiles_written;
+    const auto spilled = s.statistics().tiles_spilled;
+    for (int retry = 0; retry < 3; ++retry) {  // the tile is still open: close it again
+        CHECK_THROWS_AS(s.close_tile(100), tapeflow::error);
+        CHECK(s.count() == closed);
+        CHECK(s.statistics().tiles_written == written);
+        CHECK(s.statistics().tiles_spilled == spilled);
+    }
+    io->io_error_on_write_from = faulty_io::never;
+    s.clear();
+    CHECK(s.count() == 0);
+    s.open_tile();
+    s.close_tile(64);
+    CHECK(s.count() == 1);
+}

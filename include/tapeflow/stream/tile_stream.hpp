@@ -102,36 +102,47 @@ public:
         return open_ = arena_[half_]->data();
     }
 
-    /// Finishes the open tile with `used` bytes and moves it out.
+    /// Finishes the open tile with `used` bytes and moves it out. Prepare,
+    /// then commit: if it throws (the job that moves the tile cannot be
+    /// queued, or an earlier job's error is rethrown), nothing changed and
+    /// the tile is still open, so a retry registers it once.
     void close_tile(std::size_t used) {
-        tell([&](tape_observer& o) { o.tile_finished(entries_.size(), used); });
+        const std::size_t t = entries_.size();
+        entries_.reserve(t + 1);  // the commits below do not throw
+        entry e{false, 0, 0, used};
+        prefetcher::ticket job = 0;
         if (!streaming_) {
-            entries_.push_back({false, memory_.size() - 1, 0, used});
-            open_ = nullptr;
-            ++stats_.tiles_written;
-            return;
-        }
-        const std::byte* from = open_;
-        if (memory_.size() < memory_.limit()) {
+            e.slot = memory_.size() - 1;  // the open tile is that memory tile
+        } else if (memory_.size() < memory_.limit()) {
             std::byte* to = memory_.push().data();
+            const std::byte* from = open_;
+            try {
+                job = prefetcher_.submit([to, from, used] { stream_copy(to, from, used); });
+            } catch (...) {
+                memory_.truncate(memory_.size() - 1);
+                throw;
+            }
+            e.slot = memory_.size() - 1;
             note_resident();
-            tell([&](tape_observer& o) {
-                o.tile_moved(entries_.size(), used, memory_level::sram, memory_level::dram);
-            });
-            entries_.push_back({false, memory_.size() - 1, 0, used});
-            moving_[half_] = prefetcher_.submit([to, from, used] { stream_copy(to, from, used); });
         } else {
-            tell([&](tape_observer& o) {
-                o.tile_moved(entries_.size(), used, memory_level::sram, memory_level::file);
-            });
-            entries_.push_back({true, 0, file_end_, used});
+            const std::byte* from = open_;
             const std::uint64_t at = file_end_;
+            job = prefetcher_.submit([this, from, used, at] { spill_.write(from, used, at); });
+            e.in_file = true;
+            e.offset = at;
             file_end_ += spill_.reserved_bytes(used);
             ++stats_.tiles_spilled;
-            moving_[half_] = prefetcher_.submit([this, from, used, at] { spill_.write(from, used, at); });
         }
+        // commit
+        entries_.push_back(e);
+        if (streaming_) moving_[half_] = job;
         open_ = nullptr;
         ++stats_.tiles_written;
+        tell([&](tape_observer& o) {
+            o.tile_finished(t, used);
+            if (streaming_)
+                o.tile_moved(t, used, memory_level::sram, e.in_file ? memory_level::file : memory_level::dram);
+        });
     }
 
     /// Streaming mode: the open tile (with `used` bytes) is finished as it is,
@@ -153,93 +164,19 @@ public:
 
     // ---- reverse reading ----------------------------------------------------
 
-    /// Calls f(data, begin, end) for the byte ranges of tiles `from_tile` down
-    /// to `to_tile`: [0 or to_offset, from_offset or used) of each tile,
-    /// last tile first. In direct mode the open tile (index count()) is read
-    /// from `open_data`; in streaming mode the caller seals it first.
+    /// Calls f(data, begin, end, done) for the byte ranges of tiles
+    /// `from_tile` down to `to_tile`: [0 or to_offset, from_offset or used)
+    /// of each tile, last tile first; `done` is the share of the tiles read
+    /// so far. In direct mode the open tile (index count()) is read in
+    /// place; in streaming mode the caller seals it first.
     template <class F>
     void read_reverse(std::size_t from_tile, std::size_t from_offset, std::size_t to_tile,
                       std::size_t to_offset, F&& f) {
-        const std::size_t total = from_tile + 1 - to_tile;
-        auto range = [&](std::size_t t, std::size_t used) {
-            const std::size_t end = t == from_tile ? from_offset : used;
-            const std::size_t begin = t == to_tile ? to_offset : 0;
-            return std::make_pair(begin, end);
-        };
-        if (!streaming_ || entries_.empty()) {
-            for (std::size_t t = from_tile + 1; t-- > to_tile;) {
-                if (t > entries_.size() || (t == entries_.size() && open_ == nullptr)) continue;
-                const std::byte* data = t == entries_.size() ? open_ : memory_[entries_[t].slot].data();
-                const std::pair<std::size_t, std::size_t> r =
-                    range(t, t == entries_.size() ? from_offset : entries_[t].used);
-                const std::size_t begin = r.first, end = r.second;  // lambdas cannot capture bindings in C++17
-                tell([&](tape_observer& o) { o.layer(t, data, begin, end, memory_level::dram); });
-                f(data, begin, end, double(from_tile + 1 - t) / double(total));
-            }
-            return;
-        }
-        // Streaming: stage tiles that need it into the two arena halves,
-        // one ahead of the sweep.
-        allocate_arena();
-        const std::size_t last = std::min(from_tile, entries_.size() - 1);
-        auto staged = [&](std::size_t t) { return entries_[t].in_file || copy_through_; };
-        auto stage = [&](std::size_t t, int half) -> prefetcher::ticket {
-            const entry e = entries_[t];
-            std::byte* to = arena_[half]->data();
-            tell([&](tape_observer& o) {
-                o.tile_moved(t, e.used, e.in_file ? memory_level::file : memory_level::dram, memory_level::sram);
-            });
-            if (e.in_file) {
-                ++stats_.tiles_read_back;
-                return prefetcher_.submit([this, to, e] { spill_.read(to, e.used, e.offset); });
-            }
-            const std::byte* from = memory_[e.slot].data();
-            return prefetcher_.submit([to, from, e] { std::memcpy(to, from, e.used); });
-        };
-        int half = 0;
-        prefetcher::ticket pending = 0;
-        bool has_pending = false;
-        auto stage_next = [&](std::size_t below) {
-            while (below-- > to_tile)
-                if (staged(below)) {
-                    pending = stage(below, half);
-                    has_pending = true;
-                    return;
-                }
-            has_pending = false;
-        };
-        stage_next(last + 1);
-        try {
-            for (std::size_t t = last + 1; t-- > to_tile;) {
-                const std::pair<std::size_t, std::size_t> r = range(t, entries_[t].used);
-                const std::size_t begin = r.first, end = r.second;
-                if (staged(t)) {
-                    // t was staged into `half`; stage the next one into the other
-                    stats_.sweep_wait_seconds += prefetcher_.wait(pending);
-                    const std::byte* data = arena_[half]->data();
-                    half = 1 - half;
-                    stage_next(t);
-                    tell([&](tape_observer& o) { o.layer(t, data, begin, end, memory_level::sram); });
-                    f(data, begin, end, double(from_tile + 1 - t) / double(total));
-                } else {
-                    const std::byte* data = memory_[entries_[t].slot].data();
-                    tell([&](tape_observer& o) { o.layer(t, data, begin, end, memory_level::dram); });
-                    f(data, begin, end, double(from_tile + 1 - t) / double(total));
-                }
-            }
-        } catch (...) {
-            // f (the progress callback) threw: let the staging job in flight
-            // finish before the arena is written again (its own error, if
-            // any, stays pending in the prefetcher)
-            if (has_pending) {
-                try {
-                    prefetcher_.wait(pending);
-                } catch (...) {
-                }
-            }
-            throw;
-        }
-        if (has_pending) prefetcher_.wait(pending);
+        const reading r{from_tile, from_offset, to_tile, to_offset};
+        if (!streaming_ || entries_.empty())
+            read_in_place(r, f);
+        else
+            read_staged(r, f);
     }
 
     // ---- truncation ---------------------------------------------------------
@@ -340,6 +277,120 @@ private:
         if (!o.spill_directory.empty()) return o.spill_directory;
         const char* tmp = std::getenv("TMPDIR");
         return tmp && *tmp ? tmp : "/tmp";
+    }
+
+    // The tiles a read_reverse walks, and the byte range it reads of each.
+    struct reading {
+        std::size_t from_tile, from_offset, to_tile, to_offset;
+        std::pair<std::size_t, std::size_t> range(std::size_t t, std::size_t used) const {
+            return {t == to_tile ? to_offset : 0, t == from_tile ? from_offset : used};
+        }
+        double done(std::size_t t) const { return double(from_tile + 1 - t) / double(from_tile + 1 - to_tile); }
+    };
+
+    // Hands tile t's range to f; the observer learns of it here, and only here.
+    template <class F>
+    void deliver(const reading& r, std::size_t t, const std::byte* data, std::size_t used, memory_level level,
+                 F& f) {
+        const std::pair<std::size_t, std::size_t> range = r.range(t, used);
+        const std::size_t begin = range.first, end = range.second;  // lambdas cannot capture bindings in C++17
+        tell([&](tape_observer& o) { o.layer(t, data, begin, end, level); });
+        f(data, begin, end, r.done(t));
+    }
+
+    // Direct mode (and a streaming tape with no finished tile): every tile
+    // is read where it is, the open one included.
+    template <class F>
+    void read_in_place(const reading& r, F& f) {
+        for (std::size_t t = r.from_tile + 1; t-- > r.to_tile;) {
+            if (t > entries_.size() || (t == entries_.size() && open_ == nullptr)) continue;
+            if (t == entries_.size())
+                deliver(r, t, open_, r.from_offset, memory_level::dram, f);
+            else
+                deliver(r, t, memory_[entries_[t].slot].data(), entries_[t].used, memory_level::dram, f);
+        }
+    }
+
+    // The one staging job in flight during a streaming sweep: it writes an
+    // arena half, so it must be done before that half is read, written
+    // again or freed. The destructor waits for it when the sweep is left
+    // early (f threw); the job's own error, if any, is not lost there: it
+    // stays pending in the prefetcher, which rethrows it at the next wait()
+    // or submit() until clear().
+    class staging {
+    public:
+        explicit staging(prefetcher& p) noexcept : prefetcher_(p) {}
+        staging(const staging&) = delete;
+        staging& operator=(const staging&) = delete;
+        ~staging() {
+            if (pending_) {
+                try {
+                    prefetcher_.wait(ticket_);
+                } catch (...) {  // pending in the prefetcher (see above)
+                }
+            }
+        }
+        void started(prefetcher::ticket t) noexcept {
+            ticket_ = t;
+            pending_ = true;
+        }
+        /// Waits for the job; returns the seconds waited.
+        double finish() {
+            pending_ = false;
+            return prefetcher_.wait(ticket_);
+        }
+        bool pending() const noexcept { return pending_; }
+
+    private:
+        prefetcher& prefetcher_;
+        prefetcher::ticket ticket_ = 0;
+        bool pending_ = false;
+    };
+
+    // Streaming: tiles in the file (and, with the scratchpad copy, memory
+    // tiles too) are staged into the two arena halves, one tile ahead of
+    // the sweep; the other memory tiles are read in place.
+    template <class F>
+    void read_staged(const reading& r, F& f) {
+        allocate_arena();
+        const std::size_t last = std::min(r.from_tile, entries_.size() - 1);
+        auto staged = [&](std::size_t t) { return entries_[t].in_file || copy_through_; };
+        staging job(prefetcher_);
+        int half = 0;
+        // starts staging the first tile below `below` that needs it into `half`
+        auto stage_next = [&](std::size_t below) {
+            while (below-- > r.to_tile)
+                if (staged(below)) {
+                    const entry e = entries_[below];
+                    std::byte* to = arena_[half]->data();
+                    tell([&](tape_observer& o) {
+                        o.tile_moved(below, e.used, e.in_file ? memory_level::file : memory_level::dram,
+                                     memory_level::sram);
+                    });
+                    if (e.in_file) {
+                        ++stats_.tiles_read_back;
+                        job.started(prefetcher_.submit([this, to, e] { spill_.read(to, e.used, e.offset); }));
+                    } else {
+                        const std::byte* from = memory_[e.slot].data();
+                        job.started(prefetcher_.submit([to, from, e] { std::memcpy(to, from, e.used); }));
+                    }
+                    return;
+                }
+        };
+        stage_next(last + 1);
+        for (std::size_t t = last + 1; t-- > r.to_tile;) {
+            if (staged(t)) {
+                // t was staged into `half`; stage the next one into the other
+                stats_.sweep_wait_seconds += job.finish();
+                const std::byte* data = arena_[half]->data();
+                half = 1 - half;
+                stage_next(t);
+                deliver(r, t, data, entries_[t].used, memory_level::sram, f);
+            } else {
+                deliver(r, t, memory_[entries_[t].slot].data(), entries_[t].used, memory_level::dram, f);
+            }
+        }
+        if (job.pending()) job.finish();
     }
 
     void allocate_arena() {
