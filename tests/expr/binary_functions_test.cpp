@@ -149,6 +149,21 @@ TEST_CASE("atan2", "[binary][atan2]") {
             CHECK_CLOSE(r.d[1], -y / n, 1e-15L, 0.0L);
         }
     }
+    SECTION("arguments of different scales near and below the smallest normal (issue 17.15)") {
+        // (finite differences fail here: no step is both above the spacing of
+        // the doubles and below the scale of the arguments; long double holds
+        // the squares exactly enough)
+        const double m = std::numeric_limits<double>::min();
+        for (const auto& p : {pt2{m, 1.0}, pt2{1.0, m}, pt2{m, 0.5e-300}, pt2{1e-294, 1e-300}, pt2{1e-300, 1e-294},
+                              pt2{m / 8, m / 4}, pt2{5e-324, 1e-300}, pt2{-3 * m, 5 * m}}) {
+            INFO("y " << p.a << " x " << p.b);
+            const long double y = p.a, x = p.b, n = x * x + y * y;
+            const auto r = differentiate<double>([](const Real& a, const Real& b) { return atan2(a, b); }, p.a, p.b);
+            CHECK(r.value == std::atan2(p.a, p.b));
+            CHECK_CLOSE(r.d[0], x / n, 1e-14L, 0.0L);
+            CHECK_CLOSE(r.d[1], -y / n, 1e-14L, 0.0L);
+        }
+    }
 }
 
 TEST_CASE("hypot with two and three arguments", "[binary][hypot]") {

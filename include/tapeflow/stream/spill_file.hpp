@@ -14,13 +14,9 @@
 //   | tile m (used)| tile m+1    | tile m+2            |  (tiles m.. are past the budget)
 //   +--------------+-------------+---------------------+
 //
-// All I/O goes through spill_io, which tests replace to inject faults.
+// All I/O goes through spill_io (spill_io.hpp: POSIX, or the C library
+// alone where POSIX is missing), which tests replace to inject faults.
 #pragma once
-
-#include <fcntl.h>
-#include <stdlib.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
@@ -34,63 +30,9 @@
 #include "../error.hpp"
 #include "codec.hpp"
 #include "crc32c.hpp"
+#include "spill_io.hpp"
 
 namespace tapeflow {
-
-/// Reads and writes of spill files. Replace it (tape_options::spill_io) to
-/// inject faults; the default uses POSIX pread/pwrite.
-class spill_io {
-public:
-    virtual ~spill_io() = default;
-    /// Creates a private file in `directory`; returns its descriptor.
-    virtual int create(const std::string& directory) {
-#ifdef O_TMPFILE
-        // An unnamed file from the start: never visible in the directory.
-        const int unnamed = ::open(directory.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-        if (unnamed >= 0) return unnamed;
-        if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
-            throw error("cannot create a spill file in '" + directory + "': " + std::strerror(errno) +
-                        "; set tape_options::spill_directory to a writable directory");
-#endif
-        // Elsewhere: a named file, unlinked at once.
-        std::string path = directory + "/tapeflow-spill-XXXXXX";
-        const int fd = ::mkstemp(path.data());  // mode 0600
-        if (fd < 0)
-            throw error("cannot create a spill file in '" + directory + "': " + std::strerror(errno) +
-                        "; set tape_options::spill_directory to a writable directory");
-        ::unlink(path.c_str());  // unlinked at once: nothing to clean up later
-        return fd;
-    }
-    /// Writes all `bytes` at `offset`.
-    virtual void write(int fd, const std::byte* data, std::size_t bytes, std::uint64_t offset) {
-        while (bytes > 0) {
-            const ssize_t n = ::pwrite(fd, data, bytes, off_t(offset));
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0)
-                throw error(std::string("writing the spill file failed: ") +
-                            (n < 0 ? std::strerror(errno) : "no progress") +
-                            " (disk full? set tape_options::spill_directory or raise the memory budget)");
-            data += n;
-            bytes -= std::size_t(n);
-            offset += std::uint64_t(n);
-        }
-    }
-    /// Reads all `bytes` at `offset`.
-    virtual void read(int fd, std::byte* data, std::size_t bytes, std::uint64_t offset) {
-        while (bytes > 0) {
-            const ssize_t n = ::pread(fd, data, bytes, off_t(offset));
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0)
-                throw error(std::string("reading the spill file failed: ") +
-                            (n < 0 ? std::strerror(errno) : "the file is shorter than the tape") +
-                            "; the tape cannot be swept: call reset()");
-            data += n;
-            bytes -= std::size_t(n);
-            offset += std::uint64_t(n);
-        }
-    }
-    virtual void close(int fd) noexcept { ::close(fd); }
-};
 
 /// The 8 bytes after each tile in the spill file: two CRC-32C (crc32c.hpp).
 ///

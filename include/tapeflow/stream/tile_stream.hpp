@@ -63,7 +63,7 @@ public:
                      options.memory_budget_bytes != std::numeric_limits<std::size_t>::max()),
           copy_through_(options.scratchpad),
           memory_(options.tile_bytes),
-          spill_(options.io ? options.io : std::make_shared<spill_io>(), directory(options), codec(options),
+          spill_(options.io ? options.io : default_spill_io(), directory(options), codec(options),
                  options.tile_bytes),
           observer_(hardware_model_hook ? options.observer : nullptr),
           prefetcher_(options.prefetch && streaming_) {
@@ -108,7 +108,7 @@ public:
     /// the tile is still open, so a retry registers it once.
     void close_tile(std::size_t used) {
         const std::size_t t = entries_.size();
-        entries_.reserve(t + 1);  // the commits below do not throw
+        if (t == entries_.capacity()) entries_.reserve(2 * t + 16);  // the commit below does not throw
         entry e{false, 0, 0, used};
         prefetcher::ticket job = 0;
         if (!streaming_) {

@@ -66,8 +66,9 @@ struct tape_options {
     /// while sweeping. Empty: no callback. It may throw to cancel (what the
     /// tape is left with: docs/streaming.md, "Progress").
     std::function<void(const tape_progress&)> progress;
-    /// The file layer of the spill file (tests inject faults through it).
-    /// Empty: POSIX pread/pwrite.
+    /// The file layer of the spill file (stream/spill_io.hpp; tests inject
+    /// faults through it). Empty: default_spill_io(), POSIX pread/pwrite
+    /// where they exist, else portable_spill_io (the C library alone).
     std::shared_ptr<spill_io> io;
     /// Compression of spilled tiles, e.g. std::make_shared<zstd_codec>()
     /// from tapeflow/stream/zstd_codec.hpp (opt-in, needs libzstd). Empty:
