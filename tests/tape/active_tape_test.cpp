@@ -37,6 +37,21 @@ TEST_CASE("active_tape_scope restores the previous tape when the scope is left b
     CHECK(before.is_active());
 }
 
+TEST_CASE("an exception that leaves active_tape_scope while its tape records: the previous tape is active again") {
+    tapeflow::tape& before = tapeflow::tape::active();
+    tapeflow::tape inner;
+    try {
+        tapeflow::active_tape_scope scope(inner);
+        inner.start_recording();
+        throw std::runtime_error("in the middle of a recording");
+    } catch (const std::runtime_error&) {
+    }
+    CHECK(before.is_active());
+    CHECK(inner.is_recording());
+    inner.stop_recording();
+    inner.reset();
+}
+
 TEST_CASE("active_tape_scope refuses a tape while another one records, and changes nothing") {
     tapeflow::tape& outer = tapeflow::tape::active();
     outer.reset();

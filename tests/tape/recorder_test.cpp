@@ -9,6 +9,12 @@ using tapeflow::identifier;
 using tapeflow::position;
 
 namespace {
+// An external record, as basic_tape::push_external writes it: room first.
+void append_external(basic_recorder<double>& rec, std::uint32_t index) {
+    rec.make_room(tapeflow::record_layout<double>::external_size);
+    rec.record_external(index);
+}
+
 tapeflow::tape_options small_tiles() {
     tapeflow::tape_options o;
     o.tile_bytes = tapeflow::min_tile_bytes;
@@ -23,7 +29,7 @@ TEST_CASE("the recorder fills a tile, opens the next one, and says where the nex
     CHECK_FALSE(rec.has_open_tile());
     const std::size_t per_tile = options.tile_bytes / 8;  // external records are 8 bytes
     const std::size_t n = 2 * per_tile + 3;
-    for (std::size_t i = 0; i < n; ++i) rec.record_external(std::uint32_t(i));
+    for (std::size_t i = 0; i < n; ++i) append_external(rec, std::uint32_t(i));
     CHECK(rec.has_open_tile());
     CHECK(rec.statements() == n);
     position p;
@@ -51,10 +57,10 @@ TEST_CASE("the recorder truncates to a position in an earlier tile and records o
     const tapeflow::tape_options options = small_tiles();
     tapeflow::tile_stream stream(options);
     basic_recorder<double> rec(78, stream, options);
-    rec.record_external(0);
+    append_external(rec, 0);
     position mid;
     rec.locate(mid);
-    for (std::size_t i = 0; i < options.tile_bytes / 4; ++i) rec.record_external(1);
+    for (std::size_t i = 0; i < options.tile_bytes / 4; ++i) append_external(rec, 1);
     position end;
     rec.locate(end);
     REQUIRE(end.tile > mid.tile);
@@ -65,7 +71,7 @@ TEST_CASE("the recorder truncates to a position in an earlier tile and records o
     CHECK(now.offset == mid.offset);
     CHECK(now.bytes == mid.bytes);
     CHECK(rec.statements() == 1);
-    rec.record_external(2);
+    append_external(rec, 2);
     rec.locate(now);
     CHECK(now.bytes == 16);
     rec.clear();

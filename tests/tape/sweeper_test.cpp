@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <limits>
 #include <memory>
 #include <random>
 #include <vector>
@@ -110,6 +111,11 @@ TEST_CASE("sweep_lane_records gives each lane what a scalar sweep seeded with th
         std::vector<double> adjoint(n, 0.0);
         adjoint[n - 1 - l] = 1.0 + double(l);
         tapeflow::detail::sweep_records(r.begin(), r.end(), adjoint.data(), none);
-        for (std::size_t i = 1; i <= inputs; ++i) CHECK(lane_adjoint[i * lanes + l] == adjoint[i]);
+        std::size_t nonzero = 0;
+        for (std::size_t i = 1; i <= inputs; ++i) {
+            CHECK(lane_adjoint[i * lanes + l] == adjoint[i]);
+            nonzero += adjoint[i] != 0.0;
+        }
+        CHECK(nonzero > 0);  // the seed reached the inputs: the comparison compared something
     }
 }

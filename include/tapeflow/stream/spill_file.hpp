@@ -1,10 +1,11 @@
 // tapeflow/stream/spill_file.hpp - where tiles go past the memory budget.
 //
 // One private temporary file per tape, created on the first spill in the
-// chosen directory with mode 0600: unnamed from the start (O_TMPFILE) where
-// the file system allows, else created by mkstemp and unlinked at once, so
-// that no file is left behind whatever happens to the program; the
-// descriptor is closed when the tape is destroyed. Tiles are appended and
+// chosen directory. With the POSIX layer (spill_io.hpp, the default there):
+// mode 0600, unnamed from the start (O_TMPFILE) where the file system
+// allows, else created by mkstemp and unlinked at once, so that no file is
+// left behind whatever happens to the program; the descriptor is closed
+// when the tape is destroyed. Tiles are appended and
 // read back at their offsets; each carries CRC-32C checksums (crc32c.hpp)
 // that are verified on the way back, so a damaged tile is an error, never a
 // wrong gradient.

@@ -3,7 +3,7 @@
 // Every read and write of a spill file goes through a spill_io: four calls,
 // on a descriptor the io hands out.
 //
-//   create(directory) -> fd     a private file nobody else can see or open
+//   create(directory) -> fd     a file of the tape's own, gone when closed
 //   write(fd, data, n, offset)  all n bytes, or tapeflow::error
 //   read(fd, data, n, offset)   all n bytes, or tapeflow::error
 //   close(fd)                   the file goes away with it
@@ -144,33 +144,33 @@ public:
         for (int attempt = 0; attempt < 100; ++attempt) {
             const std::string path = directory + "/tapeflow-spill-" + std::to_string(random()) + "-" +
                                      std::to_string(++created_);
-            if (std::FILE* existing = std::fopen(path.c_str(), "rb")) {  // taken: another name
-                std::fclose(existing);
-                continue;
-            }
             errno = 0;
-            std::FILE* f = std::fopen(path.c_str(), "w+b");
+            std::FILE* f = std::fopen(path.c_str(), "w+bx");  // x: fails if the name is taken (C11)
+            if (!f && errno == EEXIST) continue;
             if (!f) detail::throw_create_failed(directory, errno ? std::strerror(errno) : "fopen failed");
             // removed at once where an open file can be (POSIX): nothing is left behind
             const bool removed = std::remove(path.c_str()) == 0;
-            files_.push_back({f, removed ? std::string() : path});
-            return int(files_.size() - 1);
+            std::size_t slot = 0;
+            while (slot < files_.size() && files_[slot].file) ++slot;  // a closed one's slot, or a new one
+            if (slot == files_.size()) files_.emplace_back();
+            files_[slot] = open_file{f, removed ? std::string() : path};
+            return int(slot);
         }
         detail::throw_create_failed(directory, "no unused file name found");
     }
     void write(int fd, const std::byte* data, std::size_t bytes, std::uint64_t offset) override {
         std::lock_guard<std::mutex> lock(mutex_);
         std::FILE* f = seek(fd, offset);
-        if (!f) detail::throw_write_failed(std::strerror(errno));
+        if (!f) detail::throw_write_failed(reason("cannot seek"));
         if (std::fwrite(data, 1, bytes, f) != bytes || std::fflush(f) != 0)
-            detail::throw_write_failed(errno ? std::strerror(errno) : "short write");
+            detail::throw_write_failed(reason("short write"));
     }
     void read(int fd, std::byte* data, std::size_t bytes, std::uint64_t offset) override {
         std::lock_guard<std::mutex> lock(mutex_);
         std::FILE* f = seek(fd, offset);
-        if (!f) detail::throw_read_failed(std::strerror(errno));
+        if (!f) detail::throw_read_failed(reason("cannot seek"));
         if (std::fread(data, 1, bytes, f) != bytes)
-            detail::throw_read_failed(std::ferror(f) ? std::strerror(errno) : "the file is shorter than the tape");
+            detail::throw_read_failed(std::ferror(f) ? reason("read error") : "the file is shorter than the tape");
     }
     void close(int fd) noexcept override {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -187,7 +187,11 @@ private:
         std::string path;  // to remove at close; empty when removed at creation
     };
 
-    // The file of `fd`, positioned at `offset`; nullptr (errno set) if that fails.
+    // errno's text, or `otherwise` where the C library left errno unset
+    static const char* reason(const char* otherwise) noexcept { return errno ? std::strerror(errno) : otherwise; }
+
+    // The file of `fd`, positioned at `offset`, its error flag cleared;
+    // nullptr (errno set where the system sets it) if that fails.
     std::FILE* seek(int fd, std::uint64_t offset) {
         errno = 0;
         if (fd < 0 || std::size_t(fd) >= files_.size() || !files_[std::size_t(fd)].file) {
@@ -195,6 +199,7 @@ private:
             return nullptr;
         }
         std::FILE* f = files_[std::size_t(fd)].file;
+        std::clearerr(f);
 #if defined(_WIN32)
         const int failed = ::_fseeki64(f, static_cast<long long>(offset), SEEK_SET);
 #else

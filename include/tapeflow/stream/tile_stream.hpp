@@ -104,16 +104,25 @@ public:
 
     /// Finishes the open tile with `used` bytes and moves it out. Prepare,
     /// then commit: if it throws (the job that moves the tile cannot be
-    /// queued, or an earlier job's error is rethrown), nothing changed and
-    /// the tile is still open, so a retry registers it once.
+    /// queued, an earlier job's error is rethrown, or the observer throws),
+    /// the tiles, counters and file are as they were and the tile is still
+    /// open, so a retry registers it once. (The observer is told first, as
+    /// the tile is handed over: after a failed close it may have counted a
+    /// tile that a retry closes again.)
     void close_tile(std::size_t used) {
         const std::size_t t = entries_.size();
         if (t == entries_.capacity()) entries_.reserve(2 * t + 16);  // the commit below does not throw
+        const bool to_memory = streaming_ && memory_.size() < memory_.limit();
+        tell([&](tape_observer& o) {
+            o.tile_finished(t, used);
+            if (streaming_)
+                o.tile_moved(t, used, memory_level::sram, to_memory ? memory_level::dram : memory_level::file);
+        });
         entry e{false, 0, 0, used};
         prefetcher::ticket job = 0;
         if (!streaming_) {
             e.slot = memory_.size() - 1;  // the open tile is that memory tile
-        } else if (memory_.size() < memory_.limit()) {
+        } else if (to_memory) {
             std::byte* to = memory_.push().data();
             const std::byte* from = open_;
             try {
@@ -138,11 +147,6 @@ public:
         if (streaming_) moving_[half_] = job;
         open_ = nullptr;
         ++stats_.tiles_written;
-        tell([&](tape_observer& o) {
-            o.tile_finished(t, used);
-            if (streaming_)
-                o.tile_moved(t, used, memory_level::sram, e.in_file ? memory_level::file : memory_level::dram);
-        });
     }
 
     /// Streaming mode: the open tile (with `used` bytes) is finished as it is,

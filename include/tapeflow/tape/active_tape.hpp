@@ -21,6 +21,9 @@
 
 namespace tapeflow {
 
+template <class Tape>
+class active_tape_scope;
+
 namespace detail {
 
 /// The calling thread's active tape of type Tape, or nullptr if it has none
@@ -33,6 +36,8 @@ public:
 
 private:
     friend Tape;
+    template <class>
+    friend class tapeflow::active_tape_scope;
     static Tape*& slot() noexcept {
         static thread_local Tape* active = nullptr;
         return active;
@@ -91,7 +96,9 @@ private:
 /// tape.activate() and its checks (it refuses while another tape records),
 /// and the tape active before it active again at the end, also when the
 /// scope is left by an exception. Whoever records on `tape` inside the scope
-/// stops recording before the scope ends.
+/// stops recording before the scope ends; if an exception leaves the scope
+/// while `tape` still records, the tape before it is made active anyway
+/// (`tape` keeps recording until its stop_recording()).
 ///
 /// **Example**:
 ///   tapeflow::tape inner;
@@ -103,7 +110,13 @@ template <class Tape>
 class active_tape_scope {
 public:
     explicit active_tape_scope(Tape& tape) : previous_(Tape::active()) { tape.activate(); }
-    ~active_tape_scope() { previous_.activate(); }
+    ~active_tape_scope() {
+        try {
+            previous_.activate();
+        } catch (...) {  // the scoped tape still records (an exception left the scope)
+            detail::active_tape<Tape>::slot() = &previous_;
+        }
+    }
     active_tape_scope(const active_tape_scope&) = delete;
     active_tape_scope& operator=(const active_tape_scope&) = delete;
 

@@ -85,12 +85,6 @@ public:
         entries_.push_back(std::move(entry));
         return std::uint32_t(entries_.size() - 1);
     }
-    /// Takes the last entry back out (its record could not be written).
-    std::unique_ptr<external_entry<Scalar>> take_last() noexcept {
-        std::unique_ptr<external_entry<Scalar>> last = std::move(entries_.back());
-        entries_.pop_back();
-        return last;
-    }
     std::size_t size() const noexcept { return entries_.size(); }
     /// Drops the entries from index `count` on.
     void truncate(std::size_t count) {

@@ -99,10 +99,14 @@ public:
         }
     }
 
-    /// Appends an external record for entry `index` (tape/external.hpp).
-    void record_external(std::uint32_t index) {
-        constexpr std::size_t bytes = layout::external_size;
+    /// Makes sure the open tile has `bytes` free (opens the next one if not).
+    void make_room(std::size_t bytes) {
         if (TAPEFLOW_UNLIKELY(std::size_t(tile_end_ - cursor_) < bytes)) next_tile(bytes);
+    }
+    /// Appends an external record for entry `index` (tape/external.hpp).
+    /// Call make_room(layout::external_size) first; then this cannot fail.
+    void record_external(std::uint32_t index) noexcept {
+        constexpr std::size_t bytes = layout::external_size;
         layout::write_external(cursor_, index);
         cursor_ += bytes;
         ++statements_;

@@ -437,13 +437,11 @@ public:
     /// until a reset drops it. If this throws, `entry` still owns it.
     void push_external(std::unique_ptr<external_entry<Scalar>>&& entry) {
         check_owner("push_external");
-        const std::uint32_t index = externals_.push(std::move(entry));
-        try {
-            recorder_.record_external(index);
-        } catch (...) {  // no record refers to it: give the entry back
-            entry = externals_.take_last();
-            throw;
-        }
+        // Room first: opening a tile may call the progress callback, which
+        // must see the tape as it is. Then neither step below can fail
+        // after the other succeeded.
+        recorder_.make_room(layout::external_size);
+        recorder_.record_external(externals_.push(std::move(entry)));
     }
 
     /// Buffers that external entries take and give back (tape/buffer_pool.hpp).
@@ -527,10 +525,10 @@ private:
         tell_recorded();
         epochs_.records_dropped();
         swept_ = false;
-        recorder_.clear();
         observed_bytes_ = 0;
         regions_.clear();
         externals_.clear();
+        recorder_.clear();  // last: it may allocate (the identifier pool), the rest cannot throw
     }
 
     // The observer (hw/observer.hpp) learns of the records written since it
