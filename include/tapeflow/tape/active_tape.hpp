@@ -110,13 +110,10 @@ template <class Tape>
 class active_tape_scope {
 public:
     explicit active_tape_scope(Tape& tape) : previous_(Tape::active()) { tape.activate(); }
-    ~active_tape_scope() {
-        try {
-            previous_.activate();
-        } catch (...) {  // the scoped tape still records (an exception left the scope)
-            detail::active_tape<Tape>::slot() = &previous_;
-        }
-    }
+    // No check on the way back: `previous_` was active when the scope
+    // began, and activate() could only object to the scoped tape still
+    // recording, which an exception leaving the scope may leave it doing.
+    ~active_tape_scope() { detail::active_tape<Tape>::slot() = &previous_; }
     active_tape_scope(const active_tape_scope&) = delete;
     active_tape_scope& operator=(const active_tape_scope&) = delete;
 

@@ -80,8 +80,7 @@ public:
             e.push(args, Scalar(1));
             if constexpr (debug_checks)
                 if (args.foreign_tag != 0) throw_foreign();
-            constexpr std::size_t most = layout::size(n);
-            if (TAPEFLOW_UNLIKELY(std::size_t(tile_end_ - cursor_) < most)) next_tile(most);
+            make_room(layout::size(n));  // the most the record can take
             std::byte* const at = cursor_;
             if (TAPEFLOW_LIKELY(layout::template distinct_and_active<n>(args.ids))) {
                 // Fast path: every slot becomes a pair, k = n is a constant.
@@ -100,7 +99,7 @@ public:
     }
 
     /// Makes sure the open tile has `bytes` free (opens the next one if not).
-    void make_room(std::size_t bytes) {
+    TAPEFLOW_ALWAYS_INLINE void make_room(std::size_t bytes) {
         if (TAPEFLOW_UNLIKELY(std::size_t(tile_end_ - cursor_) < bytes)) next_tile(bytes);
     }
     /// Appends an external record for entry `index` (tape/external.hpp).

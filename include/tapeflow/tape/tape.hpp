@@ -556,9 +556,6 @@ private:
 
     void grow_adjoints() { adjoints_.grow(recorder_.identifiers().capacity()); }
 
-    // Finishes the open tile as it is (streaming sweeps need both halves).
-    void seal() { recorder_.seal(); }
-
     void report(tape_progress::phase stage, double done) const {
         detail::report_progress(options_, stream_, recorder_.statements(), stage, done);
     }
@@ -599,7 +596,7 @@ private:
         if (from.statements == to.statements) return;
         swept_ = true;
         grow();
-        if (stream_.streaming()) seal();  // both scratchpad halves stage tiles now
+        if (stream_.streaming()) recorder_.seal();  // both scratchpad halves stage tiles now
         const auto& progress = options_.progress;
         const sweeping_scope scope(sweeping_);
         stream_.tell([&](tape_observer& o) { tell_sweep_begins(o, end, lanes); });
