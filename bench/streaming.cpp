@@ -52,6 +52,7 @@
 
 #include <tapeflow/tapeflow.hpp>
 
+#include "harness/flags.hpp"
 #include "harness/check.hpp"
 #include "kernels/heat.hpp"
 
@@ -544,12 +545,7 @@ void register_small() {
     }
 }
 
-bool take_flag(const char* arg, const char* name, std::string& value) {
-    const std::size_t n = std::strlen(name);
-    if (std::strncmp(arg, name, n) != 0 || arg[n] != '=') return false;
-    value = arg + n + 1;
-    return true;
-}
+using bench::take_flag;
 
 }  // namespace
 }  // namespace streaming

@@ -33,6 +33,10 @@ struct tapeflow_tool {
 
     tapeflow::Real y;
 
+    tapeflow_tool() = default;
+    /// A tape with these options (a memory budget, a tile size, ...).
+    explicit tapeflow_tool(const tapeflow::tape_options& options) : tape(options) {}
+
     template <class K>
     double gradient(const K& kernel, const std::vector<double>& xd, std::vector<double>& g) {
         record(kernel, xd);
