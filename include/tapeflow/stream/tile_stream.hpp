@@ -38,6 +38,7 @@
 #include "../hw/observer.hpp"
 #include "../tape/options.hpp"
 #include "../tape/tile.hpp"
+#include "cache_eviction.hpp"
 #include "prefetcher.hpp"
 #include "spill_file.hpp"
 
@@ -125,8 +126,12 @@ public:
         } else if (to_memory) {
             std::byte* to = memory_.push().data();
             const std::byte* from = open_;
+            const detail::running_place recorder;
             try {
-                job = prefetcher_.submit([to, from, used] { stream_copy(to, from, used); });
+                job = prefetcher_.submit([to, from, used, recorder] {
+                    stream_copy(to, from, used);
+                    moved_out(from, used, recorder);
+                });
             } catch (...) {
                 memory_.truncate(memory_.size() - 1);
                 throw;
@@ -136,7 +141,11 @@ public:
         } else {
             const std::byte* from = open_;
             const std::uint64_t at = file_end_;
-            job = prefetcher_.submit([this, from, used, at] { spill_.write(from, used, at); });
+            const detail::running_place recorder;
+            job = prefetcher_.submit([this, from, used, at, recorder] {
+                spill_.write(from, used, at);
+                moved_out(from, used, recorder);
+            });
             e.in_file = true;
             e.offset = at;
             file_end_ += spill_.reserved_bytes(used);
@@ -395,6 +404,17 @@ private:
             }
         }
         if (job.pending()) job.finish();
+    }
+
+    // A scratchpad half has been moved out by a job: when it ran on another
+    // core than the recorder's (the prefetch thread, on the other core), the
+    // half's lines leave the caches, so that the recorder writing the half
+    // again does not take each line back from that core
+    // (stream/cache_eviction.hpp). When the job ran on the recorder's core
+    // (prefetch off, the recorder took the job over, or both threads on one
+    // CPU), the lines stay.
+    static void moved_out(const std::byte* half, std::size_t used, const detail::running_place& recorder) noexcept {
+        if (detail::running_place().other_cpu_than(recorder)) detail::evict_from_caches(half, used);
     }
 
     void allocate_arena() {

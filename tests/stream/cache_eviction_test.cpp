@@ -1,0 +1,138 @@
+// Cache eviction of a moved scratchpad half (tapeflow/stream/cache_eviction.hpp):
+// flushing changes no byte and touches nothing past the range it is given,
+// and a job counts as "on another CPU" only when it runs on another thread
+// and another CPU than the recorder. The streaming tape's gradients with
+// the flush in place are checked in streaming_tape_test.
+#include <catch2/catch.hpp>
+#include <tapeflow/stream/cache_eviction.hpp>
+
+#include <cstddef>
+#include <cstring>
+#include <random>
+#include <thread>
+#include <vector>
+
+#if defined(__linux__)
+#include <pthread.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
+
+using tapeflow::detail::evict_from_caches;
+using tapeflow::detail::running_place;
+
+TEST_CASE("evict_from_caches leaves every byte as it was", "[cache_eviction]") {
+    std::mt19937 gen(7);
+    std::vector<std::byte> data(3 * 4096 + 100), copy;
+    for (auto& b : data) b = std::byte(gen() & 0xff);
+    copy = data;
+    // whole buffer, an unaligned start, an odd length, nothing
+    evict_from_caches(data.data(), data.size());
+    evict_from_caches(data.data() + 13, 999);
+    evict_from_caches(data.data() + 63, 2);  // two lines
+    evict_from_caches(data.data(), 0);
+    CHECK(data == copy);
+    // and the bytes can be written again after the flush
+    for (std::size_t i = 0; i < data.size(); i += 7) data[i] = std::byte(0x5a);
+    for (std::size_t i = 0; i < data.size(); ++i) REQUIRE(data[i] == (i % 7 == 0 ? std::byte(0x5a) : copy[i]));
+}
+
+#if defined(__linux__)
+TEST_CASE("evict_from_caches flushes nothing past the range", "[cache_eviction]") {
+    // The range ends where an inaccessible page begins: a flush of a line
+    // past the end faults there like a load (clflush needs read access).
+    const std::size_t page = std::size_t(::sysconf(_SC_PAGESIZE));
+    void* map = ::mmap(nullptr, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(map != MAP_FAILED);
+    auto* base = static_cast<std::byte*>(map);
+    REQUIRE(::mprotect(base + 2 * page, page, PROT_NONE) == 0);
+    std::memset(base, 0x3c, 2 * page);
+    evict_from_caches(base, 2 * page);             // up to the guard page's first byte
+    evict_from_caches(base + page + 5, page - 5);  // unaligned start, same end
+    evict_from_caches(base + 2 * page - 1, 1);     // the last byte alone
+    CHECK(base[0] == std::byte(0x3c));
+    CHECK(base[2 * page - 1] == std::byte(0x3c));
+    ::munmap(map, 3 * page);
+}
+#endif
+
+TEST_CASE("running_place: the recorder's own thread is never another CPU", "[cache_eviction]") {
+    const running_place recorder;
+    CHECK_FALSE(running_place().other_cpu_than(recorder));
+    CHECK_FALSE(recorder.other_cpu_than(recorder));
+}
+
+#if defined(__linux__)
+namespace {
+// Restores the calling thread's CPU affinity when the test leaves, however it leaves.
+class affinity_guard {
+public:
+    affinity_guard() { saved_ = ::sched_getaffinity(0, sizeof mask_, &mask_) == 0; }
+    ~affinity_guard() {
+        if (saved_) ::sched_setaffinity(0, sizeof mask_, &mask_);
+    }
+    affinity_guard(const affinity_guard&) = delete;
+    affinity_guard& operator=(const affinity_guard&) = delete;
+    bool saved() const { return saved_; }
+    std::vector<int> cpus() const {
+        std::vector<int> v;
+        for (int c = 0; c < CPU_SETSIZE; ++c)
+            if (CPU_ISSET(c, &mask_)) v.push_back(c);
+        return v;
+    }
+
+private:
+    cpu_set_t mask_;
+    bool saved_ = false;
+};
+
+bool pin_calling_thread(int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return ::pthread_setaffinity_np(::pthread_self(), sizeof set, &set) == 0;
+}
+
+// A place taken on a new thread pinned to `cpu`; `pinned` says whether the
+// pinning worked (checked by the caller: no assertion on the other thread).
+running_place place_on_cpu(int cpu, bool& pinned) {
+    running_place place;
+    std::thread t([&] {
+        pinned = pin_calling_thread(cpu);
+        place = running_place();
+    });
+    t.join();
+    return place;
+}
+}  // namespace
+
+TEST_CASE("running_place: another thread is another CPU unless it runs on the same CPU", "[cache_eviction]") {
+    affinity_guard guard;
+    REQUIRE(guard.saved());
+    const std::vector<int> cpus = guard.cpus();
+    REQUIRE(!cpus.empty());
+    REQUIRE(pin_calling_thread(cpus[0]));  // the "recorder"
+    const running_place recorder;
+    if (recorder.cpu < 0) {
+        WARN("sched_getcpu() does not tell the CPU here: every other thread counts as another CPU");
+        bool pinned = false;
+        CHECK(place_on_cpu(cpus[0], pinned).other_cpu_than(recorder));
+        return;
+    }
+    CHECK(recorder.cpu == cpus[0]);
+    bool pinned = false;
+    // a job thread on the same CPU: the lines are in the recorder's cache already
+    const running_place same = place_on_cpu(cpus[0], pinned);
+    REQUIRE(pinned);
+    CHECK_FALSE(same.other_cpu_than(recorder));
+    if (cpus.size() < 2) {
+        WARN("one usable CPU: the case of a job on another CPU is not run");
+        return;
+    }
+    const running_place other = place_on_cpu(cpus[1], pinned);
+    REQUIRE(pinned);
+    CHECK(other.cpu == cpus[1]);
+    CHECK(other.other_cpu_than(recorder));
+}
+#endif
