@@ -30,15 +30,7 @@
 #ifdef TAPEFLOW_BENCH_SACADO
 #include "harness/sacado_tool.hpp"
 #endif
-#ifdef TAPEFLOW_BENCH_CODIPACK
-#include "harness/codipack_tool.hpp"
-#endif
-#ifdef TAPEFLOW_BENCH_ADEPT
-#include "harness/adept_tool.hpp"
-#endif
-#ifdef TAPEFLOW_BENCH_XAD
-#include "harness/xad_tool.hpp"
-#endif
+#include "harness/peers.hpp"
 #include "kernels/all.hpp"
 
 namespace bench {
