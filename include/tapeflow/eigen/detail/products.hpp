@@ -50,6 +50,53 @@ bool is_active(const basic_real<S>& x) noexcept { return x.is_active(); }
 template <class S, std::enable_if_t<std::is_floating_point_v<S>, int> = 0>
 bool is_active(S) noexcept { return false; }
 
+// What every product entry shares, whatever its operands: the double
+// product and the reverse rule depend on S alone, so they are compiled once
+// per S, not once per pairing, storage order and stride of the operands
+// (record_product below is instantiated for each). At -O3 each copy of
+// these four Eigen products cost about 2 s of compile time.
+
+/// c += a * b for column-major rows x depth a and depth x cols b.
+template <class S>
+TAPEFLOW_NOINLINE void add_product(const S* a, const S* b, S* c, Eigen::Index rows, Eigen::Index cols,
+                                   Eigen::Index depth) {
+    using matrix = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>;
+    Eigen::Map<matrix>(c, rows, cols).noalias() +=
+        Eigen::Map<const matrix>(a, rows, depth) * Eigen::Map<const matrix>(b, depth, cols);
+}
+
+/// The reverse rule of  res += alpha * lhs * rhs:
+///   lhs_bar += alpha C_bar B^T,  rhs_bar += alpha A^T C_bar,
+///   alpha_bar += sum(C_bar .* A B),  res_old_bar += C_bar.
+/// The inputs are lhs (column-major), rhs, alpha, the old res, each present
+/// only when active; *_at say where each starts.
+template <class S>
+struct product_adjoint {
+    pooled_buffer<S> a_data, b_data, c_data;  // A, B, A B: only what is read
+    S alpha_value;
+    Eigen::Index rows, cols, depth;
+    std::size_t rhs_at, alpha_at, res_at;
+    bool lhs_active, rhs_active, alpha_active, res_active;
+
+    TAPEFLOW_NOINLINE void operator()(const S* c_bar_data, S* x_bar) const {
+        using matrix = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>;
+        const Eigen::Map<const matrix> c_bar(c_bar_data, rows, cols);
+        if (lhs_active) {
+            const Eigen::Map<const matrix> b(b_data->data(), depth, cols);
+            Eigen::Map<matrix>(x_bar, rows, depth).noalias() += alpha_value * c_bar * b.transpose();
+        }
+        if (rhs_active) {
+            const Eigen::Map<const matrix> a(a_data->data(), rows, depth);
+            Eigen::Map<matrix>(x_bar + rhs_at, depth, cols).noalias() += alpha_value * a.transpose() * c_bar;
+        }
+        if (alpha_active) {
+            const Eigen::Map<const matrix> c(c_data->data(), rows, cols);
+            x_bar[alpha_at] += (c_bar.array() * c.array()).sum();
+        }
+        if (res_active) Eigen::Map<matrix>(x_bar + res_at, rows, cols) += c_bar;
+    }
+};
+
 /// Tapes  res += alpha * lhs * rhs  as one entry: lhs is rows x depth, rhs is
 /// depth x cols, given by accessors (i, j) -> element; res(i, j) returns the
 /// basic_real<S>& to update.
@@ -97,11 +144,12 @@ void record_product(Eigen::Index rows, Eigen::Index cols, Eigen::Index depth, co
     a_data->resize(std::size_t(rows * depth));
     b_data->resize(std::size_t(depth * cols));
     c_data->resize(std::size_t(rows * cols));
-    Eigen::Map<matrix> a(a_data->data(), rows, depth), b(b_data->data(), depth, cols), c(c_data->data(), rows, cols);
+    Eigen::Map<matrix> a(a_data->data(), rows, depth), b(b_data->data(), depth, cols);
     take_operand(op, lhs_active, rows, depth, lhs, a);
     const std::size_t rhs_at = op.inputs();
     take_operand(op, rhs_active, depth, cols, rhs, b);
-    c.noalias() += a * b;  // c is zero: += spares Eigen's second zeroing
+    // c is zero: += spares Eigen's second zeroing
+    add_product(a_data->data(), b_data->data(), c_data->data(), rows, cols, depth);
     const S alpha_value = value_of(alpha);
 
     const std::size_t alpha_at = op.inputs();
@@ -130,26 +178,10 @@ void record_product(Eigen::Index rows, Eigen::Index cols, Eigen::Index depth, co
     if (!rhs_active) a_data.give_back();
     if (!lhs_active) b_data.give_back();
     const std::size_t captured = (a_data->size() + b_data->size() + c_data->size()) * sizeof(S);
-    op.record(
-        [a_data = std::move(a_data), b_data = std::move(b_data), c_data = std::move(c_data), alpha_value, rows,
-         cols, depth, rhs_at, alpha_at, res_at, lhs_active, rhs_active, alpha_active,
-         res_active](const S* c_bar_data, S* x_bar) {
-            const Eigen::Map<const matrix> c_bar(c_bar_data, rows, cols);
-            if (lhs_active) {
-                const Eigen::Map<const matrix> b(b_data->data(), depth, cols);
-                Eigen::Map<matrix>(x_bar, rows, depth).noalias() += alpha_value * c_bar * b.transpose();
-            }
-            if (rhs_active) {
-                const Eigen::Map<const matrix> a(a_data->data(), rows, depth);
-                Eigen::Map<matrix>(x_bar + rhs_at, depth, cols).noalias() += alpha_value * a.transpose() * c_bar;
-            }
-            if (alpha_active) {
-                const Eigen::Map<const matrix> c(c_data->data(), rows, cols);
-                x_bar[alpha_at] += (c_bar.array() * c.array()).sum();
-            }
-            if (res_active) Eigen::Map<matrix>(x_bar + res_at, rows, cols) += c_bar;
-        },
-        captured);
+    op.record(product_adjoint<S>{std::move(a_data), std::move(b_data), std::move(c_data), alpha_value, rows, cols,
+                                 depth, rhs_at, alpha_at, res_at, lhs_active, rhs_active, alpha_active,
+                                 res_active},
+              captured);
 }
 
 // res (column-major, inner stride res_incr) += alpha * lhs * rhs, from the
