@@ -1090,3 +1090,158 @@ TEST_CASE("a variable whose tape was destroyed dies quietly, with or without an 
     CHECK(other.statistics().live_identifiers == 0);
     other.stop_recording();
 }
+
+// reset() and clear_adjoints() zero what was written since the adjoints were
+// last all 0 (tape/adjoint_store.hpp): after a large recording, a small one
+// must not leave a non-zero adjoint anywhere, whichever way it was written.
+namespace {
+
+// every adjoint of the tape, identifiers 1 to the highest handed out
+std::vector<double> all_adjoints(const tapeflow::tape& t) {
+    std::vector<double> a;
+    for (tapeflow::identifier id = 1; id <= t.statistics().peak_identifiers; ++id) a.push_back(t.adjoint(id));
+    return a;
+}
+std::size_t nonzero(const std::vector<double>& a) {
+    std::size_t n = 0;
+    for (double x : a) n += x != 0.0;
+    return n;
+}
+
+// a large recording and its sweep: many identifiers, most adjoints non-zero
+void large_gradient(tapeflow::tape& t, std::vector<Real>& keep) {
+    t.reset();
+    std::vector<Real> x(3000);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = 1.0 + 1e-3 * double(i);
+    t.start_recording();
+    for (Real& xi : x) t.register_input(xi);
+    Real s = 0.0;
+    for (std::size_t i = 0; i < x.size(); ++i) s += sin(x[i]) * x[(i + 1) % x.size()];
+    t.register_output(s);
+    t.stop_recording();
+    t.set_adjoint(s, 1.0);
+    t.sweep();
+    keep = std::move(x);  // alive: their identifiers stay taken
+}
+
+}  // namespace
+
+TEST_CASE("after a large recording, reset and clear_adjoints after a small one leave every adjoint 0") {
+    // in memory in one tile, in memory over many small tiles, streaming
+    const int kind = GENERATE(0, 1, 2);
+    CAPTURE(kind);
+    const tapeflow::tape_options o = kind == 0   ? tapeflow::tape_options{}
+                                     : kind == 1 ? tapeflow_test::tape_options(4096)
+                                                 : tapeflow_test::tape_options(4096, true, 64 * 1024);
+    tapeflow::tape t(o);
+    t.activate();
+    std::vector<Real> large;
+    large_gradient(t, large);
+    REQUIRE(nonzero(all_adjoints(t)) > 1000);
+    t.reset();
+    CHECK(nonzero(all_adjoints(t)) == 0);
+    large_gradient(t, large);
+
+    // the small recording: y = f(x0, x1), with one variable of the large
+    // recording as a constant (its adjoint is written by the sweep too)
+    const Real& outer = large[17];
+    Real x0 = 0.7, x1 = 1.3, y;
+    auto small = [&] {
+        t.reset();
+        t.start_recording();
+        t.register_input(x0);
+        t.register_input(x1);
+        y = f(x0, x1) + outer * x0;
+        t.register_output(y);
+        t.stop_recording();
+    };
+    small();
+    CHECK(nonzero(all_adjoints(t)) == 0);  // the reset zeroed the large sweep's adjoints
+
+    SECTION("seed, sweep, read, reset") {
+        t.set_adjoint(y, 1.0);
+        t.sweep();
+        const std::vector<double> want = df(0.7, 1.3);
+        CHECK(t.adjoint(x0) == Approx(want[0] + outer.value()));
+        CHECK(t.adjoint(x1) == Approx(want[1]));
+        CHECK(t.adjoint(outer) == Approx(0.7));
+        t.reset();
+        CHECK(nonzero(all_adjoints(t)) == 0);
+    }
+    SECTION("clear_adjoints keeps the recording; a second sweep gives the same gradient") {
+        t.set_adjoint(y, 1.0);
+        t.sweep();
+        const double g0 = t.adjoint(x0);
+        t.clear_adjoints();
+        CHECK(nonzero(all_adjoints(t)) == 0);
+        t.set_adjoint(y, 2.0);
+        t.sweep();
+        CHECK(t.adjoint(x0) == Approx(2 * g0));
+        t.clear_adjoints();
+        CHECK(nonzero(all_adjoints(t)) == 0);
+    }
+    SECTION("a seed on a variable that no record names") {
+        t.set_adjoint(large[5], 3.0);
+        t.set_adjoint(y, 1.0);
+        t.sweep();
+        t.reset();
+        CHECK(nonzero(all_adjoints(t)) == 0);
+    }
+    SECTION("more seeds than the tape remembers") {
+        for (std::size_t i = 0; i < 40; ++i) t.set_adjoint(large[i], 1.0);
+        t.reset();
+        CHECK(nonzero(all_adjoints(t)) == 0);
+    }
+    SECTION("records dropped by reset(position) after a sweep") {
+        t.set_adjoint(y, 1.0);
+        t.sweep();
+        t.reset(tapeflow::position{});
+        t.reset();
+        CHECK(nonzero(all_adjoints(t)) == 0);
+    }
+    SECTION("an external entry (custom adjoint) on the tape") {
+        t.reset();
+        t.start_recording();
+        t.register_input(x0);
+        Real z;
+        tapeflow::custom_adjoint op(t);
+        op.add_input(outer);
+        op.add_input(x0);
+        op.add_output(z, outer.value() * x0.value());
+        op.record([v0 = x0.value(), vo = outer.value()](const double* zb, double* xb) {
+            xb[0] += zb[0] * v0;
+            xb[1] += zb[0] * vo;
+        });
+        Real w = z * x0;
+        t.register_output(w);
+        t.stop_recording();
+        t.set_adjoint(w, 1.0);
+        t.sweep();
+        CHECK(t.adjoint(outer) == Approx(0.7 * 0.7));
+        t.reset();
+        CHECK(nonzero(all_adjoints(t)) == 0);
+    }
+}
+
+TEST_CASE("gradients of a small function after a large one are right and leave no adjoint behind") {
+    tapeflow::tape t;
+    t.activate();
+    std::vector<Real> large;
+    large_gradient(t, large);
+    const auto g_large = tapeflow::gradient(
+        [](const std::vector<Real>& x) {
+            Real s = 0.0;
+            for (std::size_t i = 0; i + 1 < x.size(); ++i) s += x[i] * x[i + 1];
+            return s;
+        },
+        std::vector<double>(2000, 0.5));
+    CHECK(g_large[0] == Approx(0.5));
+    for (int k = 0; k < 3; ++k) {
+        const auto g = tapeflow::gradient([](const std::vector<Real>& x) { return f(x[0], x[1]); },
+                                          std::vector<double>{0.7, 1.3});
+        const std::vector<double> want = df(0.7, 1.3);
+        CHECK(g[0] == Approx(want[0]));
+        CHECK(g[1] == Approx(want[1]));
+        CHECK(nonzero(all_adjoints(t)) == 0);
+    }
+}

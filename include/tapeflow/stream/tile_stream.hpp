@@ -234,6 +234,22 @@ public:
         return open_ = to;
     }
 
+    /// Direct mode (not streaming()): calls f(begin, end) with the records of
+    /// tiles 0 to `tile`, of that one its first `offset` bytes (the tape's
+    /// position). Not a sweep: the observer is not told (the tape zeroing the
+    /// adjoints its records name, tape.hpp).
+    template <class F>
+    void visit_in_memory(std::size_t tile, std::size_t offset, F&& f) const {
+        for (std::size_t t = 0; t <= tile; ++t) {
+            if (t < entries_.size()) {
+                const std::byte* data = memory_[entries_[t].slot].data();
+                f(data, data + (t == tile ? offset : entries_[t].used));
+            } else if (t == entries_.size() && open_ != nullptr) {
+                f(static_cast<const std::byte*>(open_), static_cast<const std::byte*>(open_ + offset));
+            }
+        }
+    }
+
     /// Forgets every tile (memory is kept) and any error of the prefetcher.
     void clear() {
         tell([](tape_observer& o) { o.cleared(); });

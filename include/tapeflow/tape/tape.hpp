@@ -282,7 +282,7 @@ public:
             throw usage_error("set_adjoint() on a passive variable; call register_output() "
                               "on it first");
         grow_adjoints();
-        adjoints_[y.id_] = value;
+        adjoints_.set(y.id_, value);
     }
     /// Adds to the adjoint of `y`.
     void add_adjoint(const real_type& y, Scalar value) {
@@ -311,8 +311,10 @@ public:
                               " was never handed out by this tape");
         return adjoints_.get(id);
     }
-    /// Sets every adjoint to 0 (keeps the memory).
-    void clear_adjoints() noexcept { adjoints_.clear(); }
+    /// Sets every adjoint to 0 (keeps the memory). Costs what was written
+    /// since the last time they were all 0, not the length of the adjoint
+    /// vector (tape/adjoint_store.hpp).
+    void clear_adjoints() noexcept { zero_written_adjoints(); }
 
     // ---- reverse sweep ------------------------------------------------------
 
@@ -328,7 +330,7 @@ public:
         check_owner("sweep");
         run_sweep(from, to, 1, [this] { grow_adjoints(); },
                   [this](const std::byte* begin, const std::byte* end) {
-                      detail::sweep_records(begin, end, adjoints_.data(), externals_);
+                      detail::sweep_records(begin, end, adjoints_.sweep_data(), externals_);
                   });
     }
 
@@ -370,8 +372,8 @@ public:
     void reset() {
         check_owner("reset");
         check_not_sweeping("reset");
+        zero_written_adjoints();  // first: it may walk the records
         forget_records();
-        clear_adjoints();
     }
     /// Drops the records after `to`; adjoints are kept (for checkpointing:
     /// sweep back to `to`, reset to it, record again).
@@ -381,6 +383,7 @@ public:
         check_position(to, "reset");
         if (get_position() < to)
             throw usage_error("reset(position) to a position beyond the end of the tape");
+        adjoints_.records_dropped();
         if (to.statements == 0) {  // a new epoch and no truncation to remember
             forget_records();
             return;
@@ -555,6 +558,38 @@ private:
     }
 
     void grow_adjoints() { adjoints_.grow(recorder_.identifiers().capacity()); }
+
+    // Zeroes every adjoint written since they were last all 0: by walking
+    // the records on the tape and zeroing the identifiers they name, when
+    // that is known to be enough (adjoint_store.hpp) and cheaper than
+    // zeroing the whole vector, else the whole vector. Not by walking on a
+    // streaming tape (its records are in the spill file) or with external
+    // entries on the tape (their rules write adjoints no record names).
+    void zero_written_adjoints() noexcept {
+        if (adjoints_.all_zero()) return;
+        const position end = get_position();
+        // a walk reads about 12 record bytes per identifier it zeroes, at
+        // random places; zeroing the vector writes 8 bytes per adjoint in order
+        const bool walk_cheaper = end.bytes < adjoints_.size() * sizeof(Scalar) / 4;
+        if (!walk_cheaper || !adjoints_.traceable() || stream_.streaming() || externals_.size() != 0) {
+            adjoints_.clear();
+            return;
+        }
+        adjoints_.clear_traced([&](auto zero) {
+            stream_.visit_in_memory(end.tile, end.offset, [&](const std::byte* begin, const std::byte* stop) {
+                reverse_record_reader<Scalar> r(begin, stop);
+                while (r.more()) {
+                    const record_header h = r.previous();
+                    zero(h.lhs);
+                    if (h.count == 0) {  // an external entry: none here (see above)
+                        r.take_external();
+                        continue;
+                    }
+                    for (std::uint32_t i = 0; i < h.count; ++i) zero(r.id(i));
+                }
+            });
+        });
+    }
 
     void report(tape_progress::phase stage, double done) const {
         detail::report_progress(options_, stream_, recorder_.statements(), stage, done);
