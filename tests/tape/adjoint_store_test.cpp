@@ -51,6 +51,13 @@ TEST_CASE("adjoint_store knows what was written: clear_traced zeroes the seeds a
         CHECK(a.traceable());
         CHECK(a.get(4) == 0.0);
     }
+    SECTION("cleared while a sweep writes on: not all zero") {
+        a.sweep_data()[3] = 1.0;
+        a.clear_while_swept();
+        CHECK(a.get(3) == 0.0);
+        CHECK_FALSE(a.all_zero());
+        CHECK(a.traceable());
+    }
     SECTION("more seeds than it remembers: no longer traceable") {
         for (tapeflow::identifier i = 0; i < a.max_seeds; ++i) a.set(i % 12, 1.0);
         CHECK(a.traceable());

@@ -46,6 +46,13 @@ public:
         for (Scalar& a : adjoints_) a = Scalar(0);
         forget_writes();
     }
+    /// clear() from inside a sweep (a reverse rule or a progress callback):
+    /// the sweep writes on through the pointer it holds, so the adjoints do
+    /// not stay all 0.
+    void clear_while_swept() noexcept {
+        clear();
+        all_zero_ = false;
+    }
     /// The adjoint of `id`; 0 for one the store has not grown to.
     Scalar get(identifier id) const noexcept { return id < adjoints_.size() ? adjoints_[id] : Scalar(0); }
     /// Sets the adjoint of `id`, which must be below size() (a seed).

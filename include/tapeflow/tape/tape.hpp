@@ -566,6 +566,10 @@ private:
     // streaming tape (its records are in the spill file) or with external
     // entries on the tape (their rules write adjoints no record names).
     void zero_written_adjoints() noexcept {
+        if (sweeping_) {  // clear_adjoints() from a reverse rule or a progress callback
+            adjoints_.clear_while_swept();
+            return;
+        }
         if (adjoints_.all_zero()) return;
         const position end = get_position();
         // a walk reads about 12 record bytes per identifier it zeroes, at
