@@ -241,12 +241,8 @@ public:
     template <class F>
     void visit_in_memory(std::size_t tile, std::size_t offset, F&& f) const {
         for (std::size_t t = 0; t <= tile; ++t) {
-            if (t < entries_.size()) {
-                const std::byte* data = memory_[entries_[t].slot].data();
-                f(data, data + (t == tile ? offset : entries_[t].used));
-            } else if (t == entries_.size() && open_ != nullptr) {
-                f(static_cast<const std::byte*>(open_), static_cast<const std::byte*>(open_ + offset));
-            }
+            const auto [data, used] = in_memory(t, offset);
+            if (data) f(data, data + (t == tile ? offset : used));
         }
     }
 
@@ -327,16 +323,22 @@ private:
         f(data, begin, end, r.done(t));
     }
 
+    // Tile t where it is, when every tile is in memory (direct mode, or a
+    // streaming tape with no finished tile): its data and record bytes, the
+    // open tile's being `open_used`; {nullptr, 0} past the last tile.
+    std::pair<const std::byte*, std::size_t> in_memory(std::size_t t, std::size_t open_used) const {
+        if (t < entries_.size()) return {memory_[entries_[t].slot].data(), entries_[t].used};
+        if (t == entries_.size() && open_ != nullptr) return {open_, open_used};
+        return {nullptr, 0};
+    }
+
     // Direct mode (and a streaming tape with no finished tile): every tile
     // is read where it is, the open one included.
     template <class F>
     void read_in_place(const reading& r, F& f) {
         for (std::size_t t = r.from_tile + 1; t-- > r.to_tile;) {
-            if (t > entries_.size() || (t == entries_.size() && open_ == nullptr)) continue;
-            if (t == entries_.size())
-                deliver(r, t, open_, r.from_offset, memory_level::dram, f);
-            else
-                deliver(r, t, memory_[entries_[t].slot].data(), entries_[t].used, memory_level::dram, f);
+            const auto [data, used] = in_memory(t, r.from_offset);
+            if (data) deliver(r, t, data, used, memory_level::dram, f);
         }
     }
 

@@ -59,8 +59,10 @@ public:
     void set(identifier id, Scalar value) noexcept {
         adjoints_[id] = value;
         all_zero_ = false;
-        if (seeds_ < max_seeds) seed_ids_[seeds_] = id;
-        if (seeds_ <= max_seeds) ++seeds_;  // max_seeds + 1: some were not remembered
+        if (seeds_ < max_seeds)
+            seed_ids_[seeds_++] = id;
+        else
+            traceable_ = false;
     }
     /// The vector, for a sweep to write: only adjoints of identifiers that
     /// the swept records name (or external entries, see traceable()).
@@ -85,13 +87,14 @@ public:
     /// dropped and every seed was remembered. (The tape also needs the
     /// records in memory, and no external entry, whose rules write adjoints
     /// the records do not name.)
-    bool traceable() const noexcept { return traceable_ && seeds_ <= max_seeds; }
+    bool traceable() const noexcept { return traceable_; }
     /// For a traceable() store: zeroes the seeds, then calls
     /// `for_each_record(zero)`, which must call `zero(id)` for every
-    /// identifier that a record on the tape names (lhs and operands).
+    /// identifier whose adjoint a sweep of the records on the tape can have
+    /// written (detail::swept_identifiers).
     template <class ForEachRecord>
     void clear_traced(ForEachRecord&& for_each_record) {
-        for (std::size_t i = 0; i < seeds_ && i < max_seeds; ++i) adjoints_[seed_ids_[i]] = Scalar(0);
+        for (std::size_t i = 0; i < seeds_; ++i) adjoints_[seed_ids_[i]] = Scalar(0);
         Scalar* a = adjoints_.data();
         const std::size_t n = adjoints_.size();
         for_each_record([a, n](identifier id) {
@@ -110,7 +113,7 @@ private:
     std::vector<Scalar> adjoints_;
     bool all_zero_ = true;
     bool traceable_ = true;
-    std::size_t seeds_ = 0;  // seeds set since the last clear; max_seeds + 1 when some were not kept
+    std::size_t seeds_ = 0;  // seeds remembered in seed_ids_ since the last clear
     std::array<identifier, max_seeds> seed_ids_{};
 };
 

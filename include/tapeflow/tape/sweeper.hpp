@@ -10,7 +10,9 @@
 // rarely taken branch and runs its reverse rule (tape/external.hpp).
 //
 // basic_tape walks the tiles (the stream, the observer, progress) and hands
-// each tile's run of records to these functions.
+// each tile's run of records to these functions. swept_identifiers names what
+// a sweep of a run can have left non-zero, for the tape to zero it again
+// (tape/adjoint_store.hpp).
 #pragma once
 
 #include <cstddef>
@@ -48,6 +50,20 @@ void sweep_records(const std::byte* begin, const std::byte* end, Scalar* adjoint
             default:
                 for (std::uint32_t i = 0; i < h.count; ++i) adjoint[r.id(i)] += r.partial(i) * a;
         }
+    }
+}
+
+/// Calls f(id) for every identifier whose adjoint sweep_records can leave
+/// non-zero on these records: the operands (it writes only 0 to a lhs).
+/// Not the adjoints an external entry's rule writes: they are not in the
+/// records (external entries are stepped over).
+template <class Scalar, class F>
+void swept_identifiers(const std::byte* begin, const std::byte* end, F&& f) {
+    reverse_record_reader<Scalar> r(begin, end);
+    while (r.more()) {
+        const record_header h = r.previous();
+        if (h.count == 0) r.take_external();
+        for (std::uint32_t i = 0; i < h.count; ++i) f(r.id(i));
     }
 }
 

@@ -572,8 +572,8 @@ private:
         }
         if (adjoints_.all_zero()) return;
         const position end = get_position();
-        // a walk reads about 12 record bytes per identifier it zeroes, at
-        // random places; zeroing the vector writes 8 bytes per adjoint in order
+        // a walk reads about 12 record bytes per operand it zeroes, at random
+        // places; zeroing the vector writes 8 bytes per adjoint in order
         const bool walk_cheaper = end.bytes < adjoints_.size() * sizeof(Scalar) / 4;
         if (!walk_cheaper || !adjoints_.traceable() || stream_.streaming() || externals_.size() != 0) {
             adjoints_.clear();
@@ -581,16 +581,7 @@ private:
         }
         adjoints_.clear_traced([&](auto zero) {
             stream_.visit_in_memory(end.tile, end.offset, [&](const std::byte* begin, const std::byte* stop) {
-                reverse_record_reader<Scalar> r(begin, stop);
-                while (r.more()) {
-                    const record_header h = r.previous();
-                    zero(h.lhs);
-                    if (h.count == 0) {  // an external entry: none here (see above)
-                        r.take_external();
-                        continue;
-                    }
-                    for (std::uint32_t i = 0; i < h.count; ++i) zero(r.id(i));
-                }
+                detail::swept_identifiers<Scalar>(begin, stop, zero);
             });
         });
     }
