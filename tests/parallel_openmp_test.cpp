@@ -10,6 +10,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <set>
 #include <vector>
@@ -67,4 +68,51 @@ TEST_CASE("an OpenMP loop inside a recording: stop_recording() throws instead of
         return f;
     };
     CHECK_THROWS_WITH(tapeflow::gradient(heat, x), Catch::Contains("another thread"));
+}
+
+TEST_CASE("an OpenMP loop inside a recording, in a parallel_region: the one-thread gradient") {
+    // The same heat steps, the cell loop an `omp for` inside a region (each
+    // OpenMP thread a worker), against the loop run on one thread.
+    using tapeflow::Real;
+    const std::vector<double> x = samples(1, 200)[0];
+    const auto heat = [](const std::vector<Real>& u0, int threads, tapeflow::region_sweep mode) {
+        std::vector<Real> u(u0), next(u0);
+        const long n = long(u.size());
+        for (int step = 0; step < 6; ++step) {
+            const auto cell = [&](long i) {
+                const std::size_t c = std::size_t(i);
+                next[c] = u[c] + 0.2 * (u[c - 1] - 2.0 * u[c] + u[c + 1]) + 0.01 * u[c] * u[c];
+            };
+            if (threads == 0) {
+                for (long i = 1; i < n - 1; ++i) cell(i);
+            } else {
+                tapeflow::parallel_region region(tapeflow::tape::active(), std::size_t(threads), mode);
+#pragma omp parallel num_threads(threads)
+                {
+                    tapeflow::parallel_region::worker w(region, std::size_t(omp_get_thread_num()));
+#pragma omp for schedule(dynamic, 7)
+                    for (long i = 1; i < n - 1; ++i) cell(i);
+                }
+                region.close();
+            }
+            std::swap(u, next);
+        }
+        Real f = 0.0;
+        for (const Real& ui : u) f += ui * ui;
+        return f;
+    };
+    const std::vector<double> one = tapeflow::gradient([&](const std::vector<Real>& u) { return heat(u, 0, {}); }, x);
+    double scale = 0;
+    for (double g : one) scale = std::max(scale, std::abs(g));
+    REQUIRE(scale > 0.1);
+    for (tapeflow::region_sweep mode : {tapeflow::region_sweep::parallel, tapeflow::region_sweep::serial}) {
+        for (int threads : {1, 2, 3}) {
+            INFO(threads << " threads, " << (mode == tapeflow::region_sweep::parallel ? "parallel" : "serial"));
+            const std::vector<double> g =
+                tapeflow::gradient([&](const std::vector<Real>& u) { return heat(u, threads, mode); }, x);
+            double worst = 0;
+            for (std::size_t i = 0; i < g.size(); ++i) worst = std::max(worst, std::abs(g[i] - one[i]));
+            CHECK(worst <= 1e-13 * scale);
+        }
+    }
 }

@@ -73,9 +73,12 @@ public:
         tape.start_recording();
     }
     ~recording_scope() {
-        if (tape_.is_recording()) {  // left by an exception
-            tape_.stop_recording();
-            tape_.reset();
+        if (tape_.is_recording()) {  // left by an exception: that one goes on, not what stopping finds
+            try {
+                tape_.stop_recording();
+                tape_.reset();
+            } catch (...) {
+            }
         }
     }
     recording_scope(const recording_scope&) = delete;

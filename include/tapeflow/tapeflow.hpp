@@ -50,6 +50,7 @@
 #include "hw/hardware_model.hpp"
 #include "real.hpp"
 #include "std.hpp"
+#include "tape/parallel_region.hpp"
 #include "tape/region.hpp"
 #include "tape/tape.hpp"
 

@@ -20,9 +20,24 @@
 //   acquire_unused(): unused_ ? pop : mint ++highest
 //   release(i):       push on used_ (never allocates: room for every identifier)
 //   tape_emptied():   used_ moves to unused_
+//
+// In a parallel region (tape/parallel_region.hpp) each thread records with a
+// pool of its own. While the region is open every pool of the tape takes
+// what it mints from one shared_identifiers, a block at a time, under its
+// mutex: first free identifiers of the tape's pool, then fresh ones above
+// the highest; so no identifier is handed out twice, and a time loop that
+// opens a region per step reuses identifiers as a serial one does:
+//
+//   share(shared):        (the tape's pool, at the opening) lends its free
+//                         lists and its highest identifier to `shared`
+//   mint_from(&shared):   mint pops from this pool's block; an empty block
+//                         takes the next `block` identifiers of `shared`
+//   take_free_of(other):  (the tape's pool, at the end) takes back a
+//                         thread's free identifiers and the rest of its block
 #pragma once
 
 #include <algorithm>
+#include <mutex>
 #include <cstddef>
 #include <limits>
 #include <memory>
@@ -34,6 +49,17 @@
 #include "record.hpp"
 
 namespace tapeflow {
+
+class identifier_pool;
+
+/// What the identifier pools of a tape mint from while a parallel region is
+/// open (see the top of this header): free identifiers of `owner` (the
+/// tape's pool), then fresh ones above `highest`.
+struct shared_identifiers {
+    std::mutex mutex;
+    identifier_pool* owner = nullptr;
+    identifier highest = 0;  // the highest identifier handed out by any pool
+};
 
 class identifier_pool {
 public:
@@ -75,6 +101,37 @@ public:
         used_size_ = 0;
     }
 
+    /// Identifiers a pool takes from the shared ones at a time (mint_from).
+    static constexpr identifier block = 256;
+
+    /// Mints from `shared` (which must outlive the setting) instead of
+    /// alone; nullptr: alone again (the rest of the block stays until
+    /// take_free_of). Set it on every pool of a tape before any of them
+    /// mints, with shared->highest at or above each pool's highest().
+    void mint_from(shared_identifiers* shared) noexcept { shared_ = shared; }
+
+    /// Lends this pool's free identifiers to `shared` (they are handed out
+    /// from this pool's lists, under the mutex), and its highest().
+    void share(shared_identifiers& shared) noexcept {
+        shared.owner = this;
+        shared.highest = highest_;
+    }
+
+    /// Takes the free identifiers of `other` (another pool of the tape)
+    /// and the rest of its block onto this pool's used list (they may be
+    /// the lhs of records), and raises highest() to `highest`; `other`
+    /// keeps none.
+    void take_free_of(identifier_pool& other, identifier highest) {
+        reserve(std::max(highest_, highest),
+                used_size_ + other.used_size_ + other.unused_.size() + other.block_.size());
+        const auto add = [&](identifier id) { used_[used_size_++] = id; };
+        std::for_each(other.used_.get(), other.used_.get() + other.used_size_, add);
+        std::for_each(other.unused_.begin(), other.unused_.end(), add);
+        std::for_each(other.block_.begin(), other.block_.end(), add);
+        other.used_size_ = 0;
+        other.unused_.clear();
+        other.block_.clear();
+    }
     /// One past the largest identifier ever handed out: the adjoint vector size.
     std::size_t capacity() const noexcept { return std::size_t(highest_) + 1; }
     /// Identifiers currently held by variables.
@@ -91,19 +148,53 @@ public:
 
 private:
     TAPEFLOW_COLD identifier mint() {
-        if (TAPEFLOW_UNLIKELY(highest_ == max_identifier))
-            throw error("more than " + std::to_string(max_identifier) +
-                        " active variables are alive at once (record headers hold 27-bit "
-                        "identifiers); let temporaries go out of scope or use several tapes");
-        ++highest_;
-        if (TAPEFLOW_UNLIKELY(highest_ > room_)) {  // amortized: doubles the room
-            room_ = 2 * std::size_t(highest_);
+        if (shared_) return mint_shared();
+        if (TAPEFLOW_UNLIKELY(highest_ == max_identifier)) too_many();
+        reserve(highest_ + 1, used_size_);
+        return highest_;
+    }
+    // mint() in a parallel region: the next identifier of this pool's block
+    TAPEFLOW_COLD identifier mint_shared() {
+        if (block_.empty()) {
+            std::lock_guard<std::mutex> lock(shared_->mutex);
+            shared_->owner->lend_free(block_);
+            if (block_.empty()) {
+                if (TAPEFLOW_UNLIKELY(shared_->highest > max_identifier - block)) too_many();
+                for (identifier i = block; i > 0; --i) block_.push_back(shared_->highest + i);
+                shared_->highest += block;
+            }
+        }
+        const identifier id = block_.back();
+        block_.pop_back();
+        reserve(std::max(highest_, id), used_size_);
+        return id;
+    }
+    // Moves up to `block` free identifiers to `out` (used ones first: they
+    // are the likelier in cache).
+    void lend_free(std::vector<identifier>& out) {
+        while (out.size() < block && used_size_ != 0) out.push_back(used_[--used_size_]);
+        while (out.size() < block && !unused_.empty()) {
+            out.push_back(unused_.back());
+            unused_.pop_back();
+        }
+    }
+    [[noreturn]] static void too_many() {
+        throw error("more than " + std::to_string(max_identifier) +
+                    " active variables are alive at once (record headers hold 27-bit "
+                    "identifiers); let temporaries go out of scope or use several tapes");
+    }
+    // highest_ = `highest`, with room on the used list for every identifier
+    // up to it and for `used` entries (amortized: the room doubles)
+    void reserve(identifier highest, std::size_t used) {
+        highest_ = highest;
+        const std::size_t need = std::max<std::size_t>(highest_, used);
+        if (TAPEFLOW_UNLIKELY(need > room_)) {
+            room_ = 2 * need;
             auto grown = std::make_unique<identifier[]>(room_);
             std::copy(used_.get(), used_.get() + used_size_, grown.get());
             used_ = std::move(grown);
             unused_.reserve(room_);
         }
-        return highest_;
     }
 
     std::unique_ptr<identifier[]> used_;  // stack of used_size_ entries, room_ long
@@ -111,6 +202,8 @@ private:
     std::size_t room_ = 0;
     std::vector<identifier> unused_;      // capacity >= room_, so resets never allocate
     identifier highest_ = 0;
+    shared_identifiers* shared_ = nullptr;  // set in a parallel region (mint_from)
+    std::vector<identifier> block_;         // what this pool mints from there
 };
 
 }  // namespace tapeflow

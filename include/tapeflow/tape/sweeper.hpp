@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "../config.hpp"
 #include "external.hpp"
@@ -49,6 +50,33 @@ void sweep_records(const std::byte* begin, const std::byte* end, Scalar* adjoint
             case 1: adjoint[r.id(0)] += r.partial(0) * a; break;
             default:
                 for (std::uint32_t i = 0; i < h.count; ++i) adjoint[r.id(i)] += r.partial(i) * a;
+        }
+    }
+}
+
+/// sweep_records for one thread's part of a parallel region swept beside
+/// the other threads' parts, without atomics: the adds go to the thread's
+/// own adjoint vector `mine` (all 0 on entry), and every identifier whose
+/// entry there may have become non-zero is appended to `touched`, for the
+/// caller to add `mine` into `adjoint` after every thread finished. A
+/// record's lhs adjoint is adjoint[lhs] (from the records after the region,
+/// which no thread writes during the sweep) plus mine[lhs] (from this
+/// thread's later records). No external entries (the region sweeps parts
+/// that hold some one after another, with sweep_records).
+template <class Scalar>
+void sweep_records_private(const std::byte* begin, const std::byte* end, Scalar* adjoint, Scalar* mine,
+                           std::vector<identifier>& touched) {
+    reverse_record_reader<Scalar> r(begin, end);
+    while (r.more()) {
+        const record_header h = r.previous();
+        const Scalar a = adjoint[h.lhs] + mine[h.lhs];
+        adjoint[h.lhs] = Scalar(0);
+        mine[h.lhs] = Scalar(0);
+        if (is_zero(a)) continue;
+        for (std::uint32_t i = 0; i < h.count; ++i) {
+            Scalar& m = mine[r.id(i)];
+            if (is_zero(m)) touched.push_back(r.id(i));
+            m += r.partial(i) * a;
         }
     }
 }
@@ -123,6 +151,28 @@ void sweep_lane_records(const std::byte* begin, const std::byte* end, Scalar* ad
         for (std::size_t l = 0; l < Lanes; ++l) row[l] = Scalar(0);
         for (std::uint32_t i = 0; i < h.count; ++i)
             add_lanes<Lanes>(adjoint + std::size_t(r.id(i)) * Lanes, r.partial(i), a);
+    }
+}
+
+/// sweep_lane_records with the number of lanes known at run time only (an
+/// external entry's reverse_lanes: a parallel region's entry).
+template <class Scalar>
+void sweep_lane_records_n(const std::byte* begin, const std::byte* end, Scalar* adjoint, std::size_t lanes,
+                          external_table<Scalar>& externals) {
+    reverse_record_reader<Scalar> r(begin, end);
+    while (r.more()) {
+        const record_header h = r.previous();
+        if (h.count == 0) {
+            externals.reverse_lanes(r.take_external(), adjoint, lanes);
+            continue;
+        }
+        Scalar* const row = adjoint + std::size_t(h.lhs) * lanes;
+        for (std::size_t l = 0; l < lanes; ++l) {
+            const Scalar a = row[l];
+            if (is_zero(a)) continue;
+            row[l] = Scalar(0);
+            for (std::uint32_t i = 0; i < h.count; ++i) adjoint[std::size_t(r.id(i)) * lanes + l] += r.partial(i) * a;
+        }
     }
 }
 

@@ -73,6 +73,7 @@
 #include "region_table.hpp"
 #include "scalar.hpp"
 #include "statistics.hpp"
+#include "sweep_team.hpp"
 #include "sweeper.hpp"
 #include "tape_registry.hpp"
 #include "tile.hpp"
@@ -90,6 +91,12 @@ inline std::uint32_t next_tape_serial() noexcept {
 
 template <class Scalar>
 class basic_custom_adjoint;
+template <class Scalar>
+class basic_parallel_region;
+namespace detail {
+template <class Scalar>
+class region_entry;
+}
 
 template <class Scalar>
 class basic_tape {
@@ -112,9 +119,10 @@ public:
     basic_tape& operator=(const basic_tape&) = delete;
 
     ~basic_tape() {
+        if (active_slot() == this) active_slot() = nullptr;
+        if (segment_) return;  // a part of a parallel region: registered as nothing
         if (recording_) detail::tape_registry::instance().recording_stopped();
         detail::tape_registry::instance().remove(serial());
-        if (active_slot() == this) active_slot() = nullptr;
         detail::thread_identifier_pools::remove(serial());
     }
 
@@ -161,6 +169,7 @@ public:
     /// place. Call reset() first (or reset(position) to keep a part).
     void start_recording() {
         check_owner("start_recording");
+        check_not_segment("start_recording");
         check_not_sweeping("start_recording");
         activate();
         if (recording_)
@@ -170,6 +179,7 @@ public:
                               "driver such as tapeflow::gradient); call reset() first to start a new "
                               "recording, or reset(position) to record on from a point of it");
         foreign_writes_.store(false, std::memory_order_relaxed);
+        parallel_error_.clear();
         detail::tape_registry::instance().recording_started();
         recording_ = true;
     }
@@ -179,9 +189,16 @@ public:
     /// recording run on several threads, whose statements are missing.
     void stop_recording() {
         check_owner("stop_recording");
+        check_not_segment("stop_recording");
         if (!recording_) return;
+        check_no_region("stop_recording");
         recording_ = false;
         detail::tape_registry::instance().recording_stopped();
+        if (!parallel_error_.empty()) {
+            std::string message;
+            message.swap(parallel_error_);
+            throw usage_error("stop_recording(): " + message);
+        }
         if (foreign_writes_.exchange(false, std::memory_order_relaxed))
             throw usage_error(
                 "stop_recording(): variables of this recording were assigned or destroyed on another "
@@ -204,6 +221,7 @@ public:
     /// \requires the tape is recording.
     void register_input(real_type& x) {
         check_owner("register_input");
+        check_not_segment("register_input");
         if (!recording_)
             throw usage_error("register_input() called while not recording; call "
                               "start_recording() first");
@@ -216,6 +234,7 @@ public:
     template <class ForwardIt>
     void register_inputs(ForwardIt first, ForwardIt last) {
         check_owner("register_inputs");
+        check_not_segment("register_inputs");
         if (!recording_)
             throw usage_error("register_inputs() called while not recording; call "
                               "start_recording() first");
@@ -227,6 +246,7 @@ public:
     /// \throws usage_error if `y` belongs to another tape, or while this tape sweeps.
     void register_output(real_type& y) {
         check_owner("register_output");
+        check_not_segment("register_output");
         check_not_sweeping("register_output");
         check_ours(y, "register_output");
         if (y.id_ == 0) {
@@ -371,7 +391,9 @@ public:
     /// computed from is forgotten (they act as constants in the next recording).
     void reset() {
         check_owner("reset");
+        check_not_segment("reset");
         check_not_sweeping("reset");
+        check_no_region("reset");
         zero_written_adjoints();  // first: it may walk the records
         forget_records();
     }
@@ -379,7 +401,9 @@ public:
     /// sweep back to `to`, reset to it, record again).
     void reset(const position& to) {
         check_owner("reset");
+        check_not_segment("reset");
         check_not_sweeping("reset");
+        check_no_region("reset");
         check_position(to, "reset");
         if (get_position() < to)
             throw usage_error("reset(position) to a position beyond the end of the tape");
@@ -531,6 +555,8 @@ private:
         observed_bytes_ = 0;
         regions_.clear();
         externals_.clear();
+        parallel_error_.clear();
+        for (auto& part : segments_) part->forget_records();
         recorder_.clear();  // last: it may allocate (the identifier pool), the rest cannot throw
     }
 
@@ -614,7 +640,9 @@ private:
     // tile's run of records.
     template <class Grow, class Records>
     void run_sweep(const position& from, const position& to, std::size_t lanes, Grow grow, Records records) {
+        check_not_segment("sweep");
         check_not_sweeping("sweep");
+        check_no_region("sweep");
         if (recording_)
             throw usage_error("sweep() called while recording; call stop_recording() first");
         const position end = get_position();
@@ -638,8 +666,70 @@ private:
         stream_.tell([](tape_observer& o) { o.sweep_ends(); });
     }
 
+    // ---- parallel regions (tape/parallel_region.hpp) ---------------------------
+
+    struct segment_tag {};
+    // A part of this tape for one thread of a parallel region: records in
+    // memory under the parent's serial (its variables are the parent's), no
+    // observer, progress or budget; not registered as a tape of its own.
+    basic_tape(segment_tag, const basic_tape& parent)
+        : options_(segment_options(parent.options_)),
+          owner_(std::this_thread::get_id()),
+          stream_(options_),
+          recorder_(parent.serial(), stream_, options_),
+          segment_(true) {}
+    static tape_options segment_options(const tape_options& parent) {
+        tape_options o;
+        o.tile_bytes = parent.tile_bytes;
+        return checked(o);
+    }
+    // Sweeps this segment's records from `from` back to `to` with
+    // records(begin, end) (the parallel region's entry, during the parent's sweep).
+    // The team that sweeps parallel regions' segments at once, with at least `helpers` threads.
+    detail::sweep_team& team(std::size_t helpers) {
+        if (!team_ || team_->helpers() < helpers) {
+            team_.reset();
+            team_ = std::make_unique<detail::sweep_team>(helpers);
+        }
+        return *team_;
+    }
+    // Thread-private adjoints of a parallel region's sweep: `parts` vectors
+    // as long as the adjoint vector, all 0 (the sweep leaves them so).
+    struct private_part {
+        std::vector<Scalar> adjoints;
+        std::vector<identifier> touched;  // where adjoints may be non-zero
+    };
+    std::vector<private_part>& private_adjoints(std::size_t parts) {
+        if (private_.size() < parts) private_.resize(parts);
+        const std::size_t n = recorder_.identifiers().capacity();
+        for (private_part& p : private_)
+            if (p.adjoints.size() < n) p.adjoints.resize(n, Scalar(0));
+        return private_;
+    }
+    void check_not_segment(const char* what) const {
+        if (segment_)
+            throw usage_error(std::string(what) + "() on the tape of a parallel region's worker (while a "
+                              "parallel_region::worker lives, its thread's active tape is a segment of the "
+                              "region's tape, for statements only); call it on the tape itself, outside "
+                              "the region");
+    }
+    void check_no_region(const char* what) const {
+        if (region_open_)
+            throw usage_error(std::string(what) + "() called while a parallel region of this tape is open; "
+                              "close the region (parallel_region::close()) first");
+    }
+    template <class Records>
+    void sweep_segment(const position& from, const position& to, Records records) {
+        stream_.read_reverse(from.tile, from.offset, to.tile, to.offset,
+                             [&](const std::byte* data, std::size_t begin, std::size_t end, double) {
+                                 records(data + begin, data + end);
+                             });
+    }
+
     friend real_type;
     friend basic_custom_adjoint<Scalar>;
+    friend basic_parallel_region<Scalar>;
+    friend detail::region_entry<Scalar>;
 
     tape_options options_;
     std::thread::id owner_;
@@ -657,6 +747,16 @@ private:
     adjoint_store<Scalar> adjoints_;
     region_table regions_;
     external_table<Scalar> externals_;  // custom adjoints (tape/external.hpp)
+
+    // parallel regions: one segment per thread (kept for the next regions),
+    // the team that sweeps them at once, and what a region left to report
+    bool segment_ = false;              // this tape is a segment of another
+    bool region_open_ = false;          // a parallel region of this tape is open
+    std::atomic<bool> segment_in_use_{false};  // a worker records on this segment
+    std::vector<std::unique_ptr<basic_tape>> segments_;
+    std::unique_ptr<detail::sweep_team> team_;
+    std::vector<private_part> private_;
+    std::string parallel_error_;  // a region's failure found by its destructor (stop_recording throws it)
 };
 
 }  // namespace tapeflow
