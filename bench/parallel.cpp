@@ -102,18 +102,15 @@ struct parallel_heat : bench::heat {
     tapeflow::Real operator()(const std::vector<tapeflow::Real>& x) const {
         using tapeflow::Real;
         std::vector<Real> u(x), next(x);
-        const long n = long(cells);
         for (std::size_t s = 0; s < steps; ++s) {
             tapeflow::parallel_region region(tapeflow::tape::active(), std::size_t(threads), mode);
 #pragma omp parallel num_threads(threads)
             {
                 tapeflow::parallel_region::worker w(region, std::size_t(omp_get_thread_num()));
-#pragma omp for schedule(static)
-                for (long il = 1; il < n - 1; ++il) {
-                    const std::size_t i = std::size_t(il);
-                    next[i] = u[i] + r * ((1.0 + b * u[i + 1]) * (u[i + 1] - u[i]) -
-                                          (1.0 + b * u[i - 1]) * (u[i] - u[i - 1]));
-                }
+                // the static schedule's share of cells 1 .. cells - 2
+                const std::size_t t = std::size_t(omp_get_thread_num()), n = std::size_t(omp_get_num_threads());
+                const std::size_t inner = cells - 2;
+                step(u, next, 1 + inner * t / n, 1 + inner * (t + 1) / n);
             }
             region.close();
             std::swap(u, next);

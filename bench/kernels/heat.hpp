@@ -38,7 +38,12 @@ struct heat {
     // One time step: next = F(u) (the boundary cells of next are left as they are).
     template <class T>
     void step(const std::vector<T>& u, std::vector<T>& next) const {
-        for (std::size_t i = 1; i + 1 < cells; ++i)
+        step(u, next, 1, cells - 1);
+    }
+    // The step on cells [first, last) only (a thread's share, bench/parallel.cpp).
+    template <class T>
+    void step(const std::vector<T>& u, std::vector<T>& next, std::size_t first, std::size_t last) const {
+        for (std::size_t i = first; i < last; ++i)
             next[i] = u[i] + r * ((1.0 + b * u[i + 1]) * (u[i + 1] - u[i]) -
                                   (1.0 + b * u[i - 1]) * (u[i] - u[i - 1]));
     }

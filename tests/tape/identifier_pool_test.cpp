@@ -1,6 +1,9 @@
 #include <catch2/catch.hpp>
 #include <tapeflow/tape/identifier_pool.hpp>
 
+#include <set>
+#include <vector>
+
 TEST_CASE("identifiers start at 1 and are reused last-in first-out") {
     tapeflow::identifier_pool pool;
     CHECK(pool.capacity() == 1);  // identifier 0 is the passive one
@@ -72,4 +75,43 @@ TEST_CASE("highest() exceeds the most identifiers held at once when inputs need 
     CHECK(pool.live() == 2);      // never more than 3 held at once
     CHECK(pool.highest() == 5);   // but the adjoint vector needs 5 + 1
     CHECK(pool.capacity() == 6);
+}
+
+TEST_CASE("pools minting from shared identifiers hand out the owner's free ones, then fresh ones, never one twice") {
+    // the tape's pool (owner) and two threads' pools of a parallel region
+    tapeflow::identifier_pool owner, first, second;
+    std::vector<tapeflow::identifier> held;
+    for (int i = 0; i < 300; ++i) held.push_back(owner.acquire());  // 1 .. 300
+    for (int i = 0; i < 100; ++i) owner.release(held[std::size_t(i)]);  // 1 .. 100 free
+    tapeflow::shared_identifiers shared;
+    owner.share(shared);
+    owner.mint_from(&shared);
+    first.mint_from(&shared);
+    second.mint_from(&shared);
+    std::set<tapeflow::identifier> seen(held.begin() + 100, held.end());  // 101 .. 300 are held
+    // the first pool takes the owner's 100 free ones (one block), then a fresh block
+    for (int i = 0; i < 300; ++i) {
+        const auto id = first.acquire();
+        CHECK(seen.insert(id).second);
+        if (i < 100) CHECK(id <= 100);
+    }
+    for (int i = 0; i < 300; ++i) CHECK(seen.insert(second.acquire()).second);
+    CHECK(*seen.rbegin() <= shared.highest);  // everything handed out is at most the shared highest
+    // at the region's end the owner takes back what the threads freed and did not use
+    first.release(*seen.begin());
+    const std::size_t highest_before = shared.highest;
+    owner.mint_from(nullptr);
+    first.mint_from(nullptr);
+    second.mint_from(nullptr);
+    owner.take_free_of(first, shared.highest);
+    owner.take_free_of(second, shared.highest);
+    CHECK(owner.highest() == highest_before);
+    std::set<tapeflow::identifier> back;
+    for (auto id = owner.acquire(); id <= highest_before; id = owner.acquire())  // until it mints
+        CHECK(back.insert(id).second);
+    // the free ones: the one released and the rest of both blocks, none held
+    CHECK(back.count(*seen.begin()) == 1);
+    for (const auto id : back)
+        if (id != *seen.begin()) CHECK(seen.count(id) == 0);
+    CHECK(back.size() == std::size_t(highest_before) - (seen.size() - 1));
 }

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <mutex>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -28,18 +29,19 @@ namespace {
 
 // Runs body(i) for i in [begin, end): threads == 0 on this thread without a
 // region; else on `threads` std::threads (contiguous chunks), each a worker
-// of a parallel region of `tape`.
-template <class Body>
-void loop(tapeflow::tape& tape, std::size_t threads, region_sweep mode, long begin, long end, const Body& body) {
+// of a parallel region of `tape` (a basic_tape of any scalar).
+template <class Tape, class Body>
+void loop(Tape& tape, std::size_t threads, region_sweep mode, long begin, long end, const Body& body) {
     if (threads == 0) {
         for (long i = begin; i < end; ++i) body(i);
         return;
     }
-    tapeflow::parallel_region region(tape, threads, mode);
+    using region_type = tapeflow::basic_parallel_region<typename Tape::scalar_type>;
+    region_type region(tape, threads, mode);
     std::vector<std::thread> team;
     for (std::size_t t = 0; t < threads; ++t)
         team.emplace_back([&, t] {
-            tapeflow::parallel_region::worker w(region, t);
+            typename region_type::worker w(region, t);
             const long n = end - begin;
             const long first = begin + n * long(t) / long(threads), last = begin + n * long(t + 1) / long(threads);
             for (long i = first; i < last; ++i) body(i);
@@ -391,16 +393,8 @@ TEST_CASE("float tapes and second-order tapes take parallel regions too") {
         tapeflow::basic_real<float> c = 1.5f;
         tape.register_input(c);
         std::vector<tapeflow::basic_real<float>> y(40);
-        {
-            tapeflow::basic_parallel_region<float> region(tape, 2, region_sweep::parallel);
-            std::vector<std::thread> team;
-            for (std::size_t t = 0; t < 2; ++t)
-                team.emplace_back([&, t] {
-                    tapeflow::basic_parallel_region<float>::worker w(region, t);
-                    for (std::size_t i = t; i < y.size(); i += 2) y[i] = c * c * float(i);
-                });
-            for (std::thread& t : team) t.join();
-        }
+        loop(tape, 2, region_sweep::parallel, 0, long(y.size()),
+             [&](long i) { y[std::size_t(i)] = c * c * float(i); });
         tapeflow::basic_real<float> f = 0.0f;
         for (const auto& v : y) f += v;
         tape.register_output(f);
@@ -418,16 +412,8 @@ TEST_CASE("float tapes and second-order tapes take parallel regions too") {
         tapeflow::basic_real<D> x = D(0.7, 1.0);  // tangent 1: d/dx of the adjoints
         tape.register_input(x);
         std::vector<tapeflow::basic_real<D>> y(20);
-        {
-            tapeflow::basic_parallel_region<D> region(tape, 2, region_sweep::parallel);
-            std::vector<std::thread> team;
-            for (std::size_t t = 0; t < 2; ++t)
-                team.emplace_back([&, t] {
-                    tapeflow::basic_parallel_region<D>::worker w(region, t);
-                    for (std::size_t i = t; i < y.size(); i += 2) y[i] = sin(x * double(i));
-                });
-            for (std::thread& t : team) t.join();
-        }
+        loop(tape, 2, region_sweep::parallel, 0, long(y.size()),
+             [&](long i) { y[std::size_t(i)] = sin(x * double(i)); });
         tapeflow::basic_real<D> f = 0.0;
         for (const auto& v : y) f += v;
         tape.register_output(f);
@@ -521,4 +507,54 @@ TEST_CASE("threads of one region that depend on each other: close() throws (debu
     tape.stop_recording();
     tape.reset();
     tapeflow::tape::thread_default().activate();
+}
+
+TEST_CASE("a region left to its destructor is closed by it") {
+    tapeflow::tape tape;
+    tape.activate();
+    tape.start_recording();
+    Real a = 1.5;
+    tape.register_input(a);
+    std::vector<Real> y(2);
+    {
+        tapeflow::parallel_region region(tape, 2, region_sweep::parallel);
+        std::vector<std::thread> team;
+        for (std::size_t t = 0; t < 2; ++t)
+            team.emplace_back([&, t] {
+                tapeflow::parallel_region::worker w(region, t);
+                y[t] = a * a * double(t + 1);
+            });
+        for (std::thread& t : team) t.join();
+    }  // no close(): the destructor puts the region on the tape
+    Real f = y[0] + y[1];  // 3 a^2
+    tape.register_output(f);
+    CHECK_NOTHROW(tape.stop_recording());
+    CHECK(tape.statistics().externals == 1);
+    tape.set_adjoint(f, 1.0);
+    tape.sweep();
+    CHECK(tape.adjoint(a) == Approx(6 * 1.5).epsilon(1e-15));
+    tapeflow::tape::thread_default().activate();
+}
+
+TEST_CASE("an exception out of a driver's function with a region open reaches the caller, and the tape works on") {
+    // The region's destructor finds statements recorded on the tape itself
+    // and leaves that error for stop_recording(), which the driver calls
+    // while the function's exception unwinds: that one must come out (not
+    // std::terminate), and the next gradient must not see the stale error.
+    const auto failing = [](const std::vector<Real>& x) -> Real {
+        tapeflow::parallel_region region(tapeflow::tape::active(), 2);
+        Real on_tape = x[0] * x[0];  // recorded outside a worker
+        throw std::runtime_error("the model failed");
+    };
+    const std::vector<double> x{1.5, 2.0};
+    CHECK_THROWS_WITH(tapeflow::gradient(failing, x), "the model failed");
+    const std::vector<double> g = tapeflow::gradient(
+        [](const std::vector<Real>& v) {
+            Real f;
+            loop(tapeflow::tape::active(), 2, region_sweep::serial, 0, 1, [&](long) { f = v[0] * v[1]; });
+            return f;
+        },
+        x);
+    CHECK(g[0] == 2.0);
+    CHECK(g[1] == 1.5);
 }

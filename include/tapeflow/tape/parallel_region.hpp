@@ -52,12 +52,13 @@
 //   region.close();
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <memory>
 #include <string>
 #include <thread>
-#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -194,12 +195,13 @@ public:
                               std::to_string(max_threads) + " (omp_get_max_threads(), or your thread count)");
         // what can throw first; then nothing that can
         from_.resize(threads);
+        held_.reset(new std::atomic<bool>[threads]());
         while (tape.segments_.size() < threads)
             tape.segments_.push_back(
                 std::unique_ptr<tape_type>(new tape_type(typename tape_type::segment_tag{}, tape)));
         tape.recorder_.identifiers().share(shared_);
         region_index_ = tape.begin_region("parallel");  // the region of the tape that holds the loop's entry
-        start_ = tape.get_position();
+        start_statements_ = tape.get_position().statements;
         tape.recorder_.identifiers().mint_from(&shared_);
         for (std::size_t i = 0; i < threads; ++i) {
             tape_type& s = *tape.segments_[i];
@@ -237,7 +239,8 @@ public:
     public:
         /// \throws usage_error if `index` >= region.threads(), the region is
         /// closed, or another worker holds that index.
-        worker(basic_parallel_region& region, std::size_t index) : segment_(region.segment(index)) {
+        worker(basic_parallel_region& region, std::size_t index)
+            : segment_(region.segment(index)), held_(region.held_[index]) {
             previous_ = tape_type::active_slot();
             segment_.owner_ = std::this_thread::get_id();
             segment_.recording_ = true;
@@ -246,13 +249,14 @@ public:
         ~worker() {
             segment_.recording_ = false;
             tape_type::active_slot() = previous_;
-            segment_.segment_in_use_.store(false, std::memory_order_release);
+            held_.store(false, std::memory_order_release);
         }
         worker(const worker&) = delete;
         worker& operator=(const worker&) = delete;
 
     private:
         tape_type& segment_;
+        std::atomic<bool>& held_;  // the region's mark that this index is taken
         tape_type* previous_ = nullptr;
     };
 
@@ -268,7 +272,7 @@ public:
         if (closed_) return;
         tape_.check_owner("parallel_region::close");
         for (std::size_t i = 0; i < threads(); ++i)
-            if (tape_.segments_[i]->segment_in_use_.load(std::memory_order_acquire))
+            if (held_[i].load(std::memory_order_acquire))
                 throw usage_error("parallel_region::close(): worker " + std::to_string(i) +
                                   " of the region is still active; close the region after the parallel "
                                   "loop, when every worker has gone");
@@ -281,7 +285,7 @@ public:
             const position to = s.get_position();
             if (to.statements != from_[i].statements) parts.push_back({&s, from_[i], to});
         }
-        if (tape_.get_position().statements != start_.statements)
+        if (tape_.get_position().statements != start_statements_)
             throw usage_error("parallel_region: statements were recorded on the tape itself while its "
                               "parallel region was open (outside the region's workers, e.g. on the "
                               "thread that opened it before entering as worker 0); they would be swept "
@@ -302,11 +306,10 @@ private:
             throw usage_error("parallel_region::worker: index " + std::to_string(index) + " of a region of " +
                               std::to_string(threads()) + " threads; give each thread an index below " +
                               std::to_string(threads()) + " (omp_get_thread_num())");
-        tape_type& s = *tape_.segments_[index];
-        if (s.segment_in_use_.exchange(true, std::memory_order_acq_rel))
+        if (held_[index].exchange(true, std::memory_order_acq_rel))
             throw usage_error("parallel_region::worker: index " + std::to_string(index) +
                               " is held by another worker; give each thread its own index");
-        return s;
+        return *tape_.segments_[index];
     }
 
     // Every pool of the tape mints alone again; the region is closed.
@@ -363,8 +366,9 @@ private:
     tape_type& tape_;
     region_sweep mode_;
     bool closed_ = false;
-    position start_;              // the tape's position at the opening
-    std::vector<position> from_;  // each segment's position at the opening
+    std::uint64_t start_statements_ = 0;  // statements on the tape at the opening
+    std::vector<position> from_;          // each segment's position at the opening
+    std::unique_ptr<std::atomic<bool>[]> held_;  // whether a worker holds index i
     shared_identifiers shared_;   // what the tape's pools mint from while the region is open
     std::size_t region_index_ = 0;  // the tape region ("parallel") around the loop's entry
 };

@@ -179,7 +179,6 @@ public:
                               "driver such as tapeflow::gradient); call reset() first to start a new "
                               "recording, or reset(position) to record on from a point of it");
         foreign_writes_.store(false, std::memory_order_relaxed);
-        parallel_error_.clear();
         detail::tape_registry::instance().recording_started();
         recording_ = true;
     }
@@ -752,7 +751,6 @@ private:
     // the team that sweeps them at once, and what a region left to report
     bool segment_ = false;              // this tape is a segment of another
     bool region_open_ = false;          // a parallel region of this tape is open
-    std::atomic<bool> segment_in_use_{false};  // a worker records on this segment
     std::vector<std::unique_ptr<basic_tape>> segments_;
     std::unique_ptr<detail::sweep_team> team_;
     std::vector<private_part> private_;
