@@ -204,7 +204,7 @@ TEST_CASE("wait(ticket) returns once that job is done, not before") {
 }
 
 TEST_CASE("disabled: jobs run synchronously inside submit, no thread") {
-    const auto threads_before = tapeflow_test::thread_count();
+    const auto threads_before = tapeflow_test::steady_thread_count();
     prefetcher p(false);
     std::vector<std::thread::id> ran_on;
     int calls = 0;
@@ -297,7 +297,7 @@ TEST_CASE("disabled: a failing job throws from submit() and again until clear_er
 
 TEST_CASE("the destructor joins the thread, also with jobs queued") {
     tapeflow_test::watchdog dog(60, "prefetcher destructor");
-    const auto threads_before = tapeflow_test::thread_count();
+    const auto threads_before = tapeflow_test::steady_thread_count();
     SECTION("idle") {
         {
             prefetcher p(true);

@@ -462,7 +462,7 @@ TEST_CASE("destroying a tape with tile moves queued: no hang, no thread, no desc
     auto io = std::make_shared<faulty_io>();
     io->write_delay_us = 20000;  // the prefetcher lags behind the recording
     if (fault) io->fail_write_from = 4;
-    const auto threads_before = tapeflow_test::thread_count();
+    const auto threads_before = tapeflow_test::steady_thread_count();
     const auto descriptors_before = tapeflow_test::descriptor_count();
     double destroy_seconds = 0;
     {
