@@ -11,6 +11,8 @@
 //      (-DTAPEFLOW_BENCH_CODIPACK_DIR), codi::RealForwardVec<4> and <8>
 //      driven the same way; every Jacobian checked against the hand-written
 //      one. Issue 18 asks tapeflow for at most 1.2x CoDiPack at the same N.
+//   With CoDiPack, part 1 also runs codi::RealForward along the same v (its
+//   time, its ratio to the primal, and tapeflow's time over its time).
 //
 // Usage: tapeflow_bench_forward [--runs n] [--skip-kernels]
 // Times: median over n (default 5) samples of batches of at least 2 ms.
@@ -36,6 +38,17 @@ namespace {
 int runs = 5;
 bool failed = false;
 
+#ifdef TAPEFLOW_BENCH_CODIPACK
+/// The derivative along v with codi::RealForward: the inputs' tangents set to
+/// v, one run of the kernel, the result's tangent.
+template <class K>
+double codipack_derivative(const K& k, const std::vector<double>& p, const std::vector<double>& v) {
+    std::vector<codi::RealForward> x(p.begin(), p.end());
+    for (std::size_t i = 0; i < x.size(); ++i) x[i].gradient() = v[i];
+    return k(x).getGradient();
+}
+#endif
+
 template <class K>
 bool directional(const K& k) {
     const std::vector<double> x = k.inputs();
@@ -58,7 +71,18 @@ bool directional(const K& k) {
     volatile double sink = 0;
     const double primal = bench::median_seconds([&] { sink = k(x); }, runs);
     const double forward = bench::median_seconds([&] { sink = tapeflow::derivative(f, x, v); }, runs);
-    std::printf("%-18s %12.3f %12.3f %8.2f\n", K::name, primal * 1e3, forward * 1e3, forward / primal);
+    std::printf("%-18s %12.3f %12.3f %8.2f", K::name, primal * 1e3, forward * 1e3, forward / primal);
+#ifdef TAPEFLOW_BENCH_CODIPACK
+    const double c = codipack_derivative(k, x, v);
+    if (!(std::fabs(c - expected) <= 1e-8 * magnitude + 1e-300)) {
+        std::printf("  CoDiPack MISMATCH: %.17g\n", c);
+        failed = true;
+        return false;
+    }
+    const double codipack = bench::median_seconds([&] { sink = codipack_derivative(k, x, v); }, runs);
+    std::printf(" %12.3f %8.2f %8.2f", codipack * 1e3, codipack / primal, forward / codipack);
+#endif
+    std::printf("\n");
     return true;
 }
 
@@ -151,7 +175,11 @@ int main(int argc, char** argv) {
         }
     }
     if (kernels) {
-        std::printf("%-18s %12s %12s %8s\n", "kernel", "primal ms", "Dual J v ms", "ratio");
+        std::printf("%-18s %12s %12s %8s", "kernel", "primal ms", "Dual J v ms", "ratio");
+#ifdef TAPEFLOW_BENCH_CODIPACK
+        std::printf(" %12s %8s %8s", "CoDiPack ms", "ratio", "ours/its");
+#endif
+        std::printf("\n");
         bench::for_each_kernel([](const auto& k) { return directional(k); });
     }
     wide();
