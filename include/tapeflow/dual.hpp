@@ -69,7 +69,7 @@ struct tangent_sink {
     // Starts at -0, not +0: -0 + x == x for every x, so the compiler drops
     // the first addition (+0 + x is not x when x is -0, and stays).
     std::array<S, N> t;
-    tangent_sink() noexcept {
+    TAPEFLOW_ALWAYS_INLINE tangent_sink() noexcept {
         for (S& x : t) x = -S(0);
     }
 
