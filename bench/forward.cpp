@@ -7,7 +7,7 @@
 //      g from the kernel's hand-written adjoint.
 //   2. wide_jacobian (8 inputs, 4000 outputs): the primal,
 //      tapeflow::jacobian_forward with 4 and 8 lanes, tapeflow::jacobian
-//      (reverse: one sweep per output) and, when built with CoDiPack
+//      (reverse: one sweep per 8 outputs, vector lanes) and, when built with CoDiPack
 //      (-DTAPEFLOW_BENCH_CODIPACK_DIR), codi::RealForwardVec<4> and <8>
 //      driven the same way; every Jacobian checked against the hand-written
 //      one. Issue 18 asks tapeflow for at most 1.2x CoDiPack at the same N.
@@ -75,12 +75,12 @@ bool directional(const K& k) {
 #ifdef TAPEFLOW_BENCH_CODIPACK
     const double c = codipack_derivative(k, x, v);
     if (!(std::fabs(c - expected) <= 1e-8 * magnitude + 1e-300)) {
-        std::printf("  CoDiPack MISMATCH: %.17g\n", c);
+        std::printf("  CoDiPack MISMATCH: %.17g, hand adjoint . v %.17g\n", c, expected);
         failed = true;
         return false;
     }
     const double codipack = bench::median_seconds([&] { sink = codipack_derivative(k, x, v); }, runs);
-    std::printf(" %12.3f %8.2f %8.2f", codipack * 1e3, codipack / primal, forward / codipack);
+    std::printf(" %12.3f %10.2f %8.2f", codipack * 1e3, codipack / primal, forward / codipack);
 #endif
     std::printf("\n");
     return true;
@@ -177,7 +177,7 @@ int main(int argc, char** argv) {
     if (kernels) {
         std::printf("%-18s %12s %12s %8s", "kernel", "primal ms", "Dual J v ms", "ratio");
 #ifdef TAPEFLOW_BENCH_CODIPACK
-        std::printf(" %12s %8s %8s", "CoDiPack ms", "ratio", "ours/its");
+        std::printf(" %12s %10s %8s", "CoDiPack ms", "CoDi ratio", "ours/its");
 #endif
         std::printf("\n");
         bench::for_each_kernel([](const auto& k) { return directional(k); });

@@ -9,7 +9,7 @@
 //                    gradient   (H v_0)_j             ...  (H v_{N-1})_j
 //
 // so one recording and one sweep give the gradient and N Hessian-vector
-// products (about 2.5-4x a gradient for N = 1; docs/modes.md). A dense
+// products (about 1.3-4x a gradient for N = 1 on the bench kernels; docs/modes.md). A dense
 // Hessian of n inputs takes ceil(n / N) of them, seeding unit vectors.
 //
 // f is generic (`[](const auto& x) { ... }` or a template on the scalar)

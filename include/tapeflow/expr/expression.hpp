@@ -152,7 +152,7 @@ struct active_leaf {
     identifier id;
 
     constexpr active_leaf(const S& v_, identifier id_) noexcept : v(v_), id(id_) {}
-    TAPEFLOW_ALWAYS_INLINE constexpr active_leaf(const active_leaf& o) noexcept : v(copy_of(o.v)), id(o.id) {}
+    constexpr active_leaf(const active_leaf& o) noexcept : v(copy_of(o.v)), id(o.id) {}
 
     constexpr S value() const noexcept { return v; }
     template <class Sink>

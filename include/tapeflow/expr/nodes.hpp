@@ -16,13 +16,6 @@
 // The same holds one level down for a basic_real<Dual> (second order),
 // whose node values and leaves are Duals: copy_of (expression.hpp) copies
 // them component by component (heat's H v: 3.6-4.6 s -> 2.3-2.8 s for 10).
-// The copies are also forced inline (as active_leaf's and tangent_sink's):
-// in long functions of second-order code (bundle_adjustment's rotation,
-// 20 statements) GCC stopped inlining them once its growth limits were hit,
-// and every statement called out-of-line copies of Dual nodes through the
-// stack. Forced, that kernel's recording ran 33% fewer instructions and its
-// H v took 0.65-0.8x the time; first-order and forward code compile to the
-// same instruction counts as before (docs/modes.md).
 #pragma once
 
 #include "expression.hpp"
@@ -54,7 +47,7 @@ struct unary_expr : expression<unary_expr<Op, A>> {
     scalar_type v;
 
     constexpr explicit unary_expr(const A& a_) : a(a_), v(Op::value(a_.value())) {}
-    TAPEFLOW_ALWAYS_INLINE constexpr unary_expr(const unary_expr& o) : a(o.a), v(copy_of(o.v)) {}  // member-wise: see top
+    constexpr unary_expr(const unary_expr& o) : a(o.a), v(copy_of(o.v)) {}  // member-wise: see top
     constexpr scalar_type value() const noexcept { return v; }
 
     template <class Sink>
@@ -76,7 +69,7 @@ struct binary_expr : expression<binary_expr<Op, A, B>> {
 
     constexpr binary_expr(const A& a_, const B& b_)
         : a(a_), b(b_), v(Op::value(a_.value(), b_.value())) {}
-    TAPEFLOW_ALWAYS_INLINE constexpr binary_expr(const binary_expr& o) : a(o.a), b(o.b), v(copy_of(o.v)) {}  // member-wise: see top
+    constexpr binary_expr(const binary_expr& o) : a(o.a), b(o.b), v(copy_of(o.v)) {}  // member-wise: see top
     constexpr scalar_type value() const noexcept { return v; }
 
     template <class Sink>
@@ -102,7 +95,7 @@ struct ternary_expr : expression<ternary_expr<Op, A, B, C>> {
 
     constexpr ternary_expr(const A& a_, const B& b_, const C& c_)
         : a(a_), b(b_), c(c_), v(Op::value(a_.value(), b_.value(), c_.value())) {}
-    TAPEFLOW_ALWAYS_INLINE constexpr ternary_expr(const ternary_expr& o) : a(o.a), b(o.b), c(o.c), v(copy_of(o.v)) {}  // member-wise
+    constexpr ternary_expr(const ternary_expr& o) : a(o.a), b(o.b), c(o.c), v(copy_of(o.v)) {}  // member-wise
     constexpr scalar_type value() const noexcept { return v; }
 
     template <class Sink>
