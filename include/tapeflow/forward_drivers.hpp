@@ -7,7 +7,7 @@
 // (a double, a Real) is a compile error that names the driver.
 //
 //   derivative(f, x, v)        J v, the derivative of f at x along v: one
-//                              run of f with N = 1 (1.05-4.5x a run on
+//                              run of f with N = 1 (about 1-5x a run on
 //                              doubles on the bench kernels, docs/modes.md)
 //   jacobian_forward<N>(f, x)  the whole Jacobian, N columns per run of f:
 //                              ceil(n / N) runs for n inputs. Rows as
