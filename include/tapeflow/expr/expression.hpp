@@ -142,6 +142,9 @@ TAPEFLOW_ALWAYS_INLINE constexpr S copy_of(const S& s) noexcept {
         return S(s.value(), s.tangents());
 }
 
+/// Tag of the copy constructors that clone() forces inline (nodes.hpp).
+struct copy_parts_t {};
+
 /// Snapshot of an active variable inside an expression.
 template <class S>
 struct active_leaf {
@@ -153,6 +156,8 @@ struct active_leaf {
 
     constexpr active_leaf(const S& v_, identifier id_) noexcept : v(v_), id(id_) {}
     constexpr active_leaf(const active_leaf& o) noexcept : v(copy_of(o.v)), id(o.id) {}
+    TAPEFLOW_ALWAYS_INLINE constexpr active_leaf(copy_parts_t, const active_leaf& o) noexcept
+        : v(copy_of(o.v)), id(o.id) {}
 
     constexpr S value() const noexcept { return v; }
     template <class Sink>
@@ -188,8 +193,10 @@ struct passive_leaf {
 };
 
 /// Captures operand `x` for storage in a node of scalar type S.
+/// A node or a Dual is passed on by reference (the node that stores it
+/// copies it once, with clone()).
 template <class S, class T>
-constexpr auto capture(const T& x) noexcept {
+constexpr decltype(auto) capture(const T& x) noexcept {
     if constexpr (is_real<T>::value && debug_checks)
         return checked_active_leaf<S>{{x.value(), x.id()}, x.tape_tag()};
     else if constexpr (is_real<T>::value)
@@ -197,7 +204,7 @@ constexpr auto capture(const T& x) noexcept {
     else if constexpr (std::is_arithmetic_v<T>)
         return passive_leaf<S>{static_cast<S>(x)};
     else
-        return x;
+        return (x);
 }
 template <class S, class T>
 using captured_t = std::remove_cv_t<std::remove_reference_t<decltype(capture<S>(std::declval<const T&>()))>>;

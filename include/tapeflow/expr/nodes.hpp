@@ -16,6 +16,11 @@
 // The same holds one level down for a basic_real<Dual> (second order),
 // whose node values and leaves are Duals: copy_of (expression.hpp) copies
 // them component by component (heat's H v: 3.6-4.6 s -> 2.3-2.8 s for 10).
+//
+// A node copies each operand once, with clone() below (make_binary & co.
+// pass sub-trees by reference); the copies of active leaves and of nodes
+// over leaves are forced inline, deeper ones are the compiler's choice
+// (why: see clone()).
 #pragma once
 
 #include "expression.hpp"
@@ -36,6 +41,25 @@ constexpr bool depth_ok() noexcept {
     return true;
 }
 
+/// The copy of operand x that a node stores. Active leaves (active_leaf)
+/// and nodes over leaves (depth <= 1) are copied by their copy_parts_t
+/// constructor, forced
+/// inline: in long second-order functions (bundle_adjustment's rotation)
+/// GCC otherwise called their copies out of line at every statement and
+/// passed the Duals through the stack (its recording: 106 M -> 82 M
+/// instructions). Deeper nodes are copied by their copy constructor,
+/// inlined or not as the compiler decides: forced, a node's copy inlines
+/// its whole subtree at every level, O(depth^2) code (a 300-term sum of
+/// products took more than 5 minutes to compile; with this rule 82 s, 91 s
+/// with no forcing, g++ 12 -O3).
+template <class T>
+TAPEFLOW_ALWAYS_INLINE constexpr T clone(const T& x) {
+    if constexpr (std::is_constructible_v<T, copy_parts_t, const T&> && T::depth <= 1)
+        return T(copy_parts_t{}, x);
+    else
+        return x;
+}
+
 template <class Op, class A>
 struct unary_expr : expression<unary_expr<Op, A>> {
     using scalar_type = typename A::scalar_type;
@@ -46,8 +70,10 @@ struct unary_expr : expression<unary_expr<Op, A>> {
     A a;
     scalar_type v;
 
-    constexpr explicit unary_expr(const A& a_) : a(a_), v(Op::value(a_.value())) {}
-    constexpr unary_expr(const unary_expr& o) : a(o.a), v(copy_of(o.v)) {}  // member-wise: see top
+    constexpr explicit unary_expr(const A& a_) : a(clone(a_)), v(Op::value(a_.value())) {}
+    TAPEFLOW_ALWAYS_INLINE constexpr unary_expr(copy_parts_t, const unary_expr& o)
+        : a(clone(o.a)), v(copy_of(o.v)) {}  // member-wise: see top
+    constexpr unary_expr(const unary_expr& o) : unary_expr(copy_parts_t{}, o) {}
     constexpr scalar_type value() const noexcept { return v; }
 
     template <class Sink>
@@ -68,8 +94,10 @@ struct binary_expr : expression<binary_expr<Op, A, B>> {
     scalar_type v;
 
     constexpr binary_expr(const A& a_, const B& b_)
-        : a(a_), b(b_), v(Op::value(a_.value(), b_.value())) {}
-    constexpr binary_expr(const binary_expr& o) : a(o.a), b(o.b), v(copy_of(o.v)) {}  // member-wise: see top
+        : a(clone(a_)), b(clone(b_)), v(Op::value(a_.value(), b_.value())) {}
+    TAPEFLOW_ALWAYS_INLINE constexpr binary_expr(copy_parts_t, const binary_expr& o)
+        : a(clone(o.a)), b(clone(o.b)), v(copy_of(o.v)) {}  // member-wise: see top
+    constexpr binary_expr(const binary_expr& o) : binary_expr(copy_parts_t{}, o) {}
     constexpr scalar_type value() const noexcept { return v; }
 
     template <class Sink>
@@ -94,8 +122,10 @@ struct ternary_expr : expression<ternary_expr<Op, A, B, C>> {
     scalar_type v;
 
     constexpr ternary_expr(const A& a_, const B& b_, const C& c_)
-        : a(a_), b(b_), c(c_), v(Op::value(a_.value(), b_.value(), c_.value())) {}
-    constexpr ternary_expr(const ternary_expr& o) : a(o.a), b(o.b), c(o.c), v(copy_of(o.v)) {}  // member-wise
+        : a(clone(a_)), b(clone(b_)), c(clone(c_)), v(Op::value(a_.value(), b_.value(), c_.value())) {}
+    TAPEFLOW_ALWAYS_INLINE constexpr ternary_expr(copy_parts_t, const ternary_expr& o)
+        : a(clone(o.a)), b(clone(o.b)), c(clone(o.c)), v(copy_of(o.v)) {}  // member-wise
+    constexpr ternary_expr(const ternary_expr& o) : ternary_expr(copy_parts_t{}, o) {}
     constexpr scalar_type value() const noexcept { return v; }
 
     template <class Sink>
