@@ -103,8 +103,8 @@ TEST_CASE("the allocation counter works (the check above can fail)") {
     const long before = allocations.load();
     void* raw = ::operator new(64);
     ::operator delete(raw);
-    CHECK(allocations.load() - before == 1);
+    CHECK(allocations.load() - before >= 1);
     std::vector<int> v(10);
     escaped = v.data();
-    CHECK(allocations.load() - before == 2);
+    CHECK(allocations.load() - before >= 2);  // more when Catch2 allocates (-s)
 }
