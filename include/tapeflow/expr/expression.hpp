@@ -155,9 +155,9 @@ struct active_leaf {
     identifier id;
 
     constexpr active_leaf(const S& v_, identifier id_) noexcept : v(v_), id(id_) {}
-    constexpr active_leaf(const active_leaf& o) noexcept : v(copy_of(o.v)), id(o.id) {}
     TAPEFLOW_ALWAYS_INLINE constexpr active_leaf(copy_parts_t, const active_leaf& o) noexcept
         : v(copy_of(o.v)), id(o.id) {}
+    constexpr active_leaf(const active_leaf& o) noexcept : active_leaf(copy_parts_t{}, o) {}
 
     constexpr S value() const noexcept { return v; }
     template <class Sink>

@@ -43,11 +43,10 @@ constexpr bool depth_ok() noexcept {
 
 /// The copy of operand x that a node stores. Active leaves (active_leaf)
 /// and nodes over leaves (depth <= 1) are copied by their copy_parts_t
-/// constructor, forced
-/// inline: in long second-order functions (bundle_adjustment's rotation)
-/// GCC otherwise called their copies out of line at every statement and
-/// passed the Duals through the stack (its recording: 106 M -> 82 M
-/// instructions). Deeper nodes are copied by their copy constructor,
+/// constructor, forced inline: in long second-order functions
+/// (bundle_adjustment's rotation) GCC otherwise called their copies out of
+/// line at every statement and passed the Duals through the stack (its
+/// recording: 106 M -> 82 M instructions). Deeper nodes are copied by their copy constructor,
 /// inlined or not as the compiler decides: forced, a node's copy inlines
 /// its whole subtree at every level, O(depth^2) code (a 300-term sum of
 /// products took more than 5 minutes to compile; with this rule 82 s, 91 s
