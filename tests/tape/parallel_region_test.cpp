@@ -337,6 +337,22 @@ TEST_CASE("parallel_region misuse gives usage_error") {
         tapeflow::parallel_region::worker w(region, 0);
         CHECK_THROWS_WITH(region.close(), Catch::Contains("still active"));
     }
+    SECTION("register_input and register_output while a region is open") {
+        // The region's threads take identifiers from the tape's free ones
+        // then, which include lhs identifiers of records: an input given one
+        // got a wrong adjoint (52 for 12). Inputs are registered before.
+        Real z = 2.0, out = 0.0;
+        {
+            Real dead = a * a;  // a record assigns it; it dies
+            out = 3.0 * dead;
+        }
+        tapeflow::parallel_region region(tape, 2);
+        CHECK_THROWS_WITH(tape.register_input(z), Catch::Contains("parallel region"));
+        CHECK_THROWS_WITH(tape.register_inputs(&z, &z + 1), Catch::Contains("parallel region"));
+        CHECK_THROWS_WITH(tape.register_output(out), Catch::Contains("parallel region"));
+        CHECK(z.id() == 0);
+        region.close();
+    }
     SECTION("reset, stop_recording and sweep while a region is open") {
         tapeflow::parallel_region region(tape, 2);
         CHECK_THROWS_WITH(tape.reset(), Catch::Contains("parallel region"));

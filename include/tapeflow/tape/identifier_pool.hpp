@@ -14,6 +14,8 @@
 // pool keeps two free lists:
 //
 //   used_   freed since the tape was last emptied: only for statement lhs
+//           (and for inputs while the tape holds no record, when no record
+//           assigns any identifier: basic_tape::make_input)
 //   unused_ not the lhs of any record on the tape: for inputs and outputs
 //
 //   acquire():        used_ ? pop : unused_ ? pop : mint ++highest

@@ -216,11 +216,13 @@ public:
     /// progress callbacks called by the sweep).
     bool is_sweeping() const noexcept { return sweeping_; }
 
-    /// Gives `x` a fresh identifier: it becomes an independent variable.
+    /// Gives `x` an identifier that no record assigns: it becomes an
+    /// independent variable.
     /// \requires the tape is recording.
     void register_input(real_type& x) {
         check_owner("register_input");
         check_not_segment("register_input");
+        check_no_region("register_input");  // the region's threads share the identifiers then
         if (!recording_)
             throw usage_error("register_input() called while not recording; call "
                               "start_recording() first");
@@ -234,6 +236,7 @@ public:
     void register_inputs(ForwardIt first, ForwardIt last) {
         check_owner("register_inputs");
         check_not_segment("register_inputs");
+        check_no_region("register_inputs");
         if (!recording_)
             throw usage_error("register_inputs() called while not recording; call "
                               "start_recording() first");
@@ -246,6 +249,7 @@ public:
     void register_output(real_type& y) {
         check_owner("register_output");
         check_not_segment("register_output");
+        check_no_region("register_output");
         check_not_sweeping("register_output");
         check_ours(y, "register_output");
         if (y.id_ == 0) {
@@ -522,9 +526,18 @@ private:
         bool& flag_;
     };
     // register_input / register_inputs, after their checks
+    // No record may assign an input's identifier (identifier_pool.hpp).
+    // While the tape holds no record none does, so the recycled identifiers
+    // qualify too (when every adjoint is 0: after reset(position) to the
+    // start the adjoints stay, and an input would take back its old one),
+    // and they go first: a gradient loop that assigns its
+    // inputs (`x[i] = 1.5`) and registers them again after reset() takes
+    // back the identifiers it just released instead of minting as many
+    // again (an adjoint vector twice as long, zeroed and swept over).
     TAPEFLOW_ALWAYS_INLINE void make_input(real_type& x) {
         release(x.id_, x.tag_);
-        x.id_ = recorder_.identifiers().acquire_unused();  // see identifier_pool.hpp: no record may assign it
+        identifier_pool& ids = recorder_.identifiers();
+        x.id_ = recorder_.statements() == 0 && adjoints_.all_zero() ? ids.acquire() : ids.acquire_unused();
         x.tag_ = serial();
     }
     // adjoint / adjoints, after the owner check
