@@ -79,10 +79,15 @@ TEST_CASE("distinct_and_active: true only for distinct active slots, false (merg
     CHECK_FALSE(L::distinct_and_active<5>(passive));
     const identifier first_passive[4] = {0, 2, 3, 4};
     CHECK_FALSE(L::distinct_and_active<4>(first_passive));
-    // 3 and 67 differ but share bit 3: the test fails, and merge_pairs (the
-    // path the recorder then takes) still writes both as separate pairs
+    // 3 and 67 differ but share bit 3: the mask test fails, and merge_pairs
+    // (the path the recorder then takes) still writes both as separate pairs
     const identifier shared_bit[4] = {3, 67, 5, 6};
+    CHECK_FALSE(L::distinct_and_active_mask<4>(shared_bit));
+#if TAPEFLOW_SIMD_DISTINCT
+    CHECK(L::distinct_and_active<4>(shared_bit));  // the vector test is exact
+#else
     CHECK_FALSE(L::distinct_and_active<4>(shared_bit));
+#endif
     std::vector<std::byte> tape(L::size(4));
     const double partials[4] = {1.0, 2.0, 3.0, 4.0};
     REQUIRE(L::merge_pairs<4>(tape.data(), shared_bit, partials) == 4);
@@ -90,6 +95,99 @@ TEST_CASE("distinct_and_active: true only for distinct active slots, false (merg
         CHECK(L::id(tape.data(), i) == shared_bit[i]);
         CHECK(L::partial(tape.data(), i) == partials[i]);
     }
+}
+
+namespace {
+
+// The reference: every identifier active and no two equal.
+template <std::size_t N>
+bool all_active_and_distinct(const identifier* ids) {
+    for (std::size_t i = 0; i < N; ++i) {
+        if (ids[i] == 0) return false;
+        for (std::size_t j = 0; j < i; ++j)
+            if (ids[j] == ids[i]) return false;
+    }
+    return true;
+}
+
+// distinct_and_active<N> (and the mask and vector tests it chooses from)
+// on one set of identifiers: "distinct" only when it is (else a repeat
+// would be written as two pairs of one identifier, which is harmless for the
+// sweep but not what the record promises); exact where the test is exact.
+template <std::size_t N>
+void check_distinct(const identifier* ids) {
+    using L = record_layout<double>;
+    const bool expected = all_active_and_distinct<N>(ids);
+    if (!expected) {
+        REQUIRE_FALSE(L::distinct_and_active<N>(ids));
+        REQUIRE_FALSE(L::distinct_and_active_mask<N>(ids));
+    }
+    if (N <= 3) REQUIRE(L::distinct_and_active<N>(ids) == expected);
+#if TAPEFLOW_SIMD_DISTINCT
+    if constexpr (N <= 8) {
+        REQUIRE(L::distinct_and_active_avx2<N>(ids) == expected);
+        REQUIRE(L::distinct_and_active<N>(ids) == expected);
+    }
+#endif
+}
+
+// Distinct identifiers of a few layouts, then each with one repeat at every
+// pair of places and with a 0 at every place.
+template <std::size_t N>
+void check_distinct_width(std::mt19937& random) {
+    std::vector<std::vector<identifier>> sets;
+    std::vector<identifier> ids(N);
+    for (std::size_t i = 0; i < N; ++i) ids[i] = identifier(100 + i);  // neighbours
+    sets.push_back(ids);
+    for (std::size_t i = 0; i < N; ++i) ids[i] = identifier(5 + 64 * i);  // one mask bit for all
+    sets.push_back(ids);
+    for (std::size_t i = 0; i < N; ++i) ids[i] = identifier(1024 * (N - i) + 3);  // arrays of 1024
+    sets.push_back(ids);
+    for (std::size_t i = 0; i < N; ++i) ids[i] = tapeflow::max_record_identifier - identifier(i);
+    sets.push_back(ids);
+    std::uniform_int_distribution<identifier> any(1, 200);
+    for (int r = 0; r < 200; ++r) {
+        for (std::size_t i = 0; i < N; ++i) ids[i] = any(random);  // repeats by chance too
+        sets.push_back(ids);
+    }
+    for (const std::vector<identifier>& set : sets) {
+        check_distinct<N>(set.data());
+        for (std::size_t i = 0; i < N; ++i) {
+            std::vector<identifier> changed = set;
+            changed[i] = 0;
+            check_distinct<N>(changed.data());
+            for (std::size_t j = 0; j < i; ++j) {
+                changed = set;
+                changed[i] = changed[j];
+                check_distinct<N>(changed.data());
+            }
+        }
+    }
+}
+
+}  // namespace
+
+TEST_CASE("distinct_and_active against pairwise compares: every width to 10, repeats and zeros at every place") {
+    std::mt19937 random(20261127);
+    check_distinct_width<2>(random);
+    check_distinct_width<3>(random);
+    check_distinct_width<4>(random);
+    check_distinct_width<5>(random);
+    check_distinct_width<6>(random);
+    check_distinct_width<7>(random);
+    check_distinct_width<8>(random);
+    check_distinct_width<9>(random);
+    check_distinct_width<10>(random);
+#if TAPEFLOW_SIMD_DISTINCT
+    // Congruent mod 64 but different: the vector test finds them distinct.
+    const identifier congruent[7] = {5, 69, 133, 197, 261, 325, 389};
+    CHECK(record_layout<double>::distinct_and_active<7>(congruent));
+    CHECK_FALSE(record_layout<double>::distinct_and_active_mask<7>(congruent));
+#endif
+#ifdef TAPEFLOW_TEST_EXPECT_SIMD_DISTINCT
+    // record_avx2_test (tests/tape/CMakeLists.txt) is built to test the vector path
+    STATIC_REQUIRE(TAPEFLOW_SIMD_DISTINCT == 1);
+#endif
 }
 
 TEST_CASE("merge_pairs merges repeats and drops passive slots, and the reader walks records back") {

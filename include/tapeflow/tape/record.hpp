@@ -49,6 +49,21 @@
 
 #include "../config.hpp"
 
+// The exact test of distinct operands (record_layout::distinct_and_active)
+// in one AVX2 vector, where the compiler targets AVX2 (-march=native on a
+// machine that has it, -mavx2) and has __builtin_constant_p (GCC, Clang).
+// Define TAPEFLOW_SIMD_DISTINCT to 0 to keep the mask test.
+#ifndef TAPEFLOW_SIMD_DISTINCT
+#if defined(__AVX2__) && (defined(__GNUC__) || defined(__clang__))
+#define TAPEFLOW_SIMD_DISTINCT 1
+#else
+#define TAPEFLOW_SIMD_DISTINCT 0
+#endif
+#endif
+#if TAPEFLOW_SIMD_DISTINCT
+#include <immintrin.h>
+#endif
+
 namespace tapeflow {
 
 /// Identifier of an active variable; 0 is the passive identifier.
@@ -220,16 +235,19 @@ struct record_layout {
     /// merge is needed); one branch for the caller. Always false past
     /// merge_limit, where nothing merges.
     ///
-    /// Up to 3 slots every pair is compared. From 4 on that grows as N^2,
-    /// so instead each identifier sets bit (id mod 64) of a mask and the
-    /// test fails when its bit was already set: N steps. Two different
-    /// identifiers that share the bit (ids 3 and 67) also fail it, which
-    /// only sends the statement to merge_pairs, the general path: the
-    /// record is the same, found more slowly. Identifiers are handed out
-    /// in order and reused last-in-first-out, so the operands of one
-    /// statement mostly have nearby identifiers, which never share a bit.
-    /// (Measured on the bench kernels: 15 fewer instructions per statement
-    /// on least_squares, 8 on ode, the same on the others.)
+    /// Up to 3 slots every pair is compared. From 4 to 8, with AVX2 (and
+    /// GCC or Clang), all pairs are compared at once in one vector
+    /// (distinct_and_active_avx2), exactly. Otherwise, and past 8, each
+    /// identifier sets bit (id mod 64) of a mask (distinct_and_active_mask):
+    /// N steps, but two different identifiers that share the bit (3 and
+    /// 67) fail it too, which sends the statement to merge_pairs, the
+    /// general path: the same record, found more slowly. Whether that
+    /// happens depends on where the identifiers lie, not on the statement:
+    /// a[i] * b[i] + ... over arrays of 64 n variables each, registered one
+    /// after the other, shares bits for every i; the same RK4 code (the ode
+    /// bench kernel) recorded in 108 to 143 M instructions a gradient with
+    /// the identifiers of one recording or another. The vector test takes
+    /// 93 M on every layout (docs/performance.md).
     template <std::size_t N>
     static TAPEFLOW_ALWAYS_INLINE bool distinct_and_active(const identifier* ids) noexcept {
         if constexpr (N > merge_limit) {
@@ -243,18 +261,72 @@ struct record_layout {
                 for (std::size_t j = 0; j < i; ++j) ok &= ids[j] != ids[i];
             }
             return ok;
-        } else {
-            std::uint64_t seen = 0;
-            bool ok = true;
+        }
+#if TAPEFLOW_SIMD_DISTINCT
+        else if constexpr (N <= 8) {
+            // A statement that names a variable twice (x * x, heat's u[i])
+            // has a repeat the compiler sees: the scalar compares of such a
+            // pair fold to a constant, the vector compares would not (28
+            // instructions a statement on heat). Those go to the merge at
+            // no cost; the rest take the vector test.
+            bool repeat_seen_by_compiler = false;
 #pragma GCC unroll 16
-            for (std::size_t i = 0; i < N; ++i) {
-                const std::uint64_t bit = std::uint64_t(1) << (ids[i] & 63);
-                ok &= (ids[i] != 0) & ((seen & bit) == 0);
-                seen |= bit;
-            }
-            return ok;
+            for (std::size_t i = 1; i < N; ++i)
+#pragma GCC unroll 16
+                for (std::size_t j = 0; j < i; ++j)
+                    repeat_seen_by_compiler |= __builtin_constant_p(ids[j] == ids[i]) && ids[j] == ids[i];
+            if (repeat_seen_by_compiler) return false;
+            return distinct_and_active_avx2<N>(ids);
+        }
+#endif
+        else {
+            return distinct_and_active_mask<N>(ids);
         }
     }
+
+    /// distinct_and_active by a 64-bit mask of id mod 64 (see above): true
+    /// only when all are active and distinct; false also for different
+    /// identifiers congruent mod 64.
+    template <std::size_t N>
+    static TAPEFLOW_ALWAYS_INLINE bool distinct_and_active_mask(const identifier* ids) noexcept {
+        std::uint64_t seen = 0;
+        bool ok = true;
+#pragma GCC unroll 16
+        for (std::size_t i = 0; i < N; ++i) {
+            const std::uint64_t bit = std::uint64_t(1) << (ids[i] & 63);
+            ok &= (ids[i] != 0) & ((seen & bit) == 0);
+            seen |= bit;
+        }
+        return ok;
+    }
+
+#if TAPEFLOW_SIMD_DISTINCT
+    /// distinct_and_active for 1 to 8 identifiers, exactly: the identifiers
+    /// in the lanes of one vector, each lane compared with the lanes 1, 2, 3
+    /// and 4 places on (every pair of 8 lanes is one of those) and with 0.
+    /// Lanes past N hold values no identifier takes (2^31 + lane, while
+    /// identifiers stay below 2^27). The lanes are built from the values
+    /// (not loaded from `ids`), so the statement's operands can stay in
+    /// registers.
+    template <std::size_t N>
+    static TAPEFLOW_ALWAYS_INLINE bool distinct_and_active_avx2(const identifier* ids) noexcept {
+        static_assert(N >= 1 && N <= 8, "distinct_and_active_avx2: 1 to 8 identifiers");
+        const auto lane = [ids](std::size_t i) {
+            return i < N ? int(ids[i < N ? i : 0]) : int(0x80000000u + std::uint32_t(i));
+        };
+        const __m256i v =
+            _mm256_setr_epi32(lane(0), lane(1), lane(2), lane(3), lane(4), lane(5), lane(6), lane(7));
+        const __m256i r1 = _mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 0));
+        const __m256i r2 = _mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(2, 3, 4, 5, 6, 7, 0, 1));
+        const __m256i r3 = _mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(3, 4, 5, 6, 7, 0, 1, 2));
+        const __m256i r4 = _mm256_permute2x128_si256(v, v, 1);
+        const __m256i same = _mm256_or_si256(
+            _mm256_or_si256(_mm256_cmpeq_epi32(v, r1), _mm256_cmpeq_epi32(v, r2)),
+            _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi32(v, r3), _mm256_cmpeq_epi32(v, r4)),
+                            _mm256_cmpeq_epi32(v, _mm256_setzero_si256())));
+        return _mm256_testz_si256(same, same) != 0;
+    }
+#endif
     static TAPEFLOW_ALWAYS_INLINE void add_partial(std::byte* at, std::size_t i, Scalar value) noexcept {
         Scalar p;
         std::memcpy(static_cast<void*>(&p), at + i * pair_bytes, sizeof(Scalar));
