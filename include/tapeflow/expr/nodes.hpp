@@ -46,11 +46,11 @@ constexpr bool depth_ok() noexcept {
 /// constructor, forced inline: in long second-order functions
 /// (bundle_adjustment's rotation) GCC otherwise called their copies out of
 /// line at every statement and passed the Duals through the stack (its
-/// recording: 106 M -> 82 M instructions). Deeper nodes are copied by their copy constructor,
-/// inlined or not as the compiler decides: forced, a node's copy inlines
-/// its whole subtree at every level, O(depth^2) code (a 300-term sum of
-/// products took more than 5 minutes to compile; with this rule 82 s, 91 s
-/// with no forcing, g++ 12 -O3).
+/// recording: 106 M -> 82 M instructions). Deeper nodes are copied by
+/// their copy constructor, inlined or not as the compiler decides: forced,
+/// a node's copy inlines its whole subtree at every level, O(depth^2) code
+/// (a 300-term sum of products took more than 5 minutes to compile; with
+/// this rule 82 s, 91 s with no forcing, g++ 12 -O3).
 template <class T>
 TAPEFLOW_ALWAYS_INLINE constexpr T clone(const T& x) {
     if constexpr (std::is_constructible_v<T, copy_parts_t, const T&> && T::depth <= 1)

@@ -246,8 +246,9 @@ struct record_layout {
     /// a[i] * b[i] + ... over arrays of 64 n variables each, registered one
     /// after the other, shares bits for every i; the same RK4 code (the ode
     /// bench kernel) recorded in 108 to 143 M instructions a gradient with
-    /// the identifiers of one recording or another. The vector test takes
-    /// 93 M on every layout (docs/performance.md).
+    /// the identifiers of one recording or another. The vector test is
+    /// exact, so no layout sends a statement to the merge: 93.5 M
+    /// (docs/performance.md).
     template <std::size_t N>
     static TAPEFLOW_ALWAYS_INLINE bool distinct_and_active(const identifier* ids) noexcept {
         if constexpr (N > merge_limit) {
@@ -312,7 +313,7 @@ struct record_layout {
     static TAPEFLOW_ALWAYS_INLINE bool distinct_and_active_avx2(const identifier* ids) noexcept {
         static_assert(N >= 1 && N <= 8, "distinct_and_active_avx2: 1 to 8 identifiers");
         const auto lane = [ids](std::size_t i) {
-            return i < N ? int(ids[i < N ? i : 0]) : int(0x80000000u + std::uint32_t(i));
+            return i < N ? int(ids[i]) : int(0x80000000u + std::uint32_t(i));
         };
         const __m256i v =
             _mm256_setr_epi32(lane(0), lane(1), lane(2), lane(3), lane(4), lane(5), lane(6), lane(7));

@@ -525,15 +525,15 @@ private:
     private:
         bool& flag_;
     };
-    // register_input / register_inputs, after their checks
-    // No record may assign an input's identifier (identifier_pool.hpp).
-    // While the tape holds no record none does, so the recycled identifiers
-    // qualify too (when every adjoint is 0: after reset(position) to the
-    // start the adjoints stay, and an input would take back its old one),
-    // and they go first: a gradient loop that assigns its
-    // inputs (`x[i] = 1.5`) and registers them again after reset() takes
-    // back the identifiers it just released instead of minting as many
-    // again (an adjoint vector twice as long, zeroed and swept over).
+    // register_input / register_inputs, after their checks. No record may
+    // assign an input's identifier (identifier_pool.hpp). While the tape
+    // holds no record none does, so the recycled identifiers qualify too
+    // (if every adjoint is 0: after reset(position) to the start the
+    // adjoints stay, and an input would take back its old one), and they
+    // go first: a gradient loop that assigns its inputs (`x[i] = 1.5`) and
+    // registers them again after reset() takes back the identifiers it
+    // just released instead of minting as many again (an adjoint vector
+    // twice as long, zeroed and swept over).
     TAPEFLOW_ALWAYS_INLINE void make_input(real_type& x) {
         release(x.id_, x.tag_);
         identifier_pool& ids = recorder_.identifiers();
