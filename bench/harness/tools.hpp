@@ -51,10 +51,9 @@ struct tapeflow_tool {
         tape.reset();
         tape.start_recording();  // also makes it the thread's active tape
         x.resize(xd.size());
-        for (std::size_t i = 0; i < xd.size(); ++i) {
-            x[i] = xd[i];
-            tape.register_input(x[i]);
-        }
+        // the values and the registration in one pass; the inputs keep their
+        // identifiers from one gradient to the next (as Adept's set_value)
+        tape.register_inputs(x.begin(), x.end(), xd.begin());
         y = kernel(x);
         tape.register_output(y);
         tape.stop_recording();
@@ -64,7 +63,7 @@ struct tapeflow_tool {
         tape.set_adjoint(y, 1.0);
         tape.sweep();
         g.resize(x.size());
-        for (std::size_t i = 0; i < x.size(); ++i) g[i] = tape.adjoint(x[i]);
+        tape.adjoints(x.begin(), x.end(), g.begin());
     }
 
     tool_stats stats() const {

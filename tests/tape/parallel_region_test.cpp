@@ -349,6 +349,10 @@ TEST_CASE("parallel_region misuse gives usage_error") {
         tapeflow::parallel_region region(tape, 2);
         CHECK_THROWS_WITH(tape.register_input(z), Catch::Contains("parallel region"));
         CHECK_THROWS_WITH(tape.register_inputs(&z, &z + 1), Catch::Contains("parallel region"));
+        const double v = 4.0;
+        CHECK_THROWS_WITH(tape.register_input(z, v), Catch::Contains("parallel region"));
+        CHECK_THROWS_WITH(tape.register_inputs(&z, &z + 1, &v), Catch::Contains("parallel region"));
+        CHECK(z.value() == 2.0);
         CHECK_THROWS_WITH(tape.register_output(out), Catch::Contains("parallel region"));
         CHECK(z.id() == 0);
         region.close();
@@ -387,6 +391,7 @@ TEST_CASE("parallel_region misuse gives usage_error") {
             CHECK_THROWS_WITH(segment.start_recording(), Catch::Contains("worker"));
             Real c = 1.0;
             CHECK_THROWS_WITH(segment.register_input(c), Catch::Contains("worker"));
+            CHECK_THROWS_WITH(segment.register_input(c, 2.0), Catch::Contains("worker"));
             CHECK_THROWS_WITH(segment.sweep(), Catch::Contains("worker"));
         }
         region.close();

@@ -624,6 +624,8 @@ TEST_CASE("every owner member called from another thread throws usage_error nami
         {"stop_recording", [&] { t.stop_recording(); }},
         {"register_input", [&] { t.register_input(x); }},
         {"register_inputs", [&] { t.register_inputs(&x, &x + 1); }},
+        {"register_input", [&] { t.register_input(x, 5.0); }},
+        {"register_inputs", [&] { const double v = 5.0; (void)t.register_inputs(&x, &x + 1, &v); }},
         {"register_output", [&] { t.register_output(y); }},
         {"begin_region", [&] { t.begin_region("r"); }},
         {"end_region", [&] { t.end_region(0); }},
@@ -654,6 +656,7 @@ TEST_CASE("every owner member called from another thread throws usage_error nami
                              "on its own tape (tapeflow::tape::active())");
     }
     // nothing changed: the owner sweeps the recording as it was
+    CHECK(x.value() == 1.0);
     CHECK(t.statistics().statements == 1);
     t.set_adjoint(y, 1.0);
     t.sweep();
@@ -968,6 +971,111 @@ TEST_CASE("inputs registered again after reset() reuse their identifiers: adjoin
     // (the released ones were kept for statements only), and from then on
     // the inputs took one of two sets in turn: 2 n identifiers.
     CHECK(t.statistics().peak_identifiers == first_peak);
+}
+
+TEST_CASE("register_input(x, value) and register_inputs(first, last, values): inputs keep their identifiers across gradients") {
+    // y = sum_i x_i^3 / (i + 1): dy/dx_i = 3 x_i^2 / (i + 1)
+    tapeflow::tape t;
+    const std::size_t n = 200;
+    std::vector<Real> x(n);
+    std::vector<tapeflow::identifier> ids;
+    std::size_t peak = 0;
+    for (int round = 0; round < 4; ++round) {
+        std::vector<double> v(n);
+        for (std::size_t i = 0; i < n; ++i) v[i] = 0.25 + 0.01 * double(i) - 0.1 * round;
+        t.reset();
+        t.start_recording();
+        if (round % 2 == 0) {
+            CHECK(t.register_inputs(x.begin(), x.end(), v.cbegin()) == v.cend());
+        } else {
+            for (std::size_t i = 0; i < n; ++i) t.register_input(x[i], v[i]);
+        }
+        for (std::size_t i = 0; i < n; ++i) REQUIRE(x[i].value() == v[i]);
+        Real y = 0.0;
+        for (std::size_t i = 0; i < n; ++i) y += x[i] * x[i] * x[i] / double(i + 1);
+        t.register_output(y);
+        t.stop_recording();
+        t.set_adjoint(y, 1.0);
+        t.sweep();
+        std::vector<double> g(n);
+        t.adjoints(x.begin(), x.end(), g.begin());
+        for (std::size_t i = 0; i < n; ++i)
+            REQUIRE(g[i] == Approx(3.0 * v[i] * v[i] / double(i + 1)).epsilon(1e-14));
+        if (round == 0) {
+            for (const Real& xi : x) ids.push_back(xi.id());
+            peak = t.statistics().peak_identifiers;
+        } else {
+            // no record held, every adjoint 0: each input keeps its identifier
+            for (std::size_t i = 0; i < n; ++i) REQUIRE(x[i].id() == ids[i]);
+            CHECK(t.statistics().peak_identifiers == peak);
+        }
+    }
+    CHECK(peak <= n + 3);
+}
+
+TEST_CASE("register_input(x, value) after a statement, or after reset(position): a fresh identifier") {
+    tapeflow::tape t;
+    SECTION("after a use: the earlier use keeps the old identifier") {
+        t.start_recording();
+        Real x = 2.0;
+        t.register_input(x);
+        const tapeflow::identifier first = x.id();
+        Real a = x * x;  // a record uses `first`
+        t.register_input(x, 5.0);
+        CHECK(x.id() != first);
+        CHECK(x.value() == 5.0);
+        Real y = a + 3.0 * x;
+        t.register_output(y);
+        t.stop_recording();
+        t.set_adjoint(y, 1.0);
+        t.sweep();
+        CHECK(y.value() == 19.0);
+        CHECK(t.adjoint(x) == 3.0);
+        CHECK(t.adjoint(first) == 4.0);  // d(x^2)/dx at 2
+    }
+    SECTION("after reset(position) to the start the adjoints stay: the input does not take its own back") {
+        tapeflow::position start;
+        Real x = 0.0;
+        for (int round = 0; round < 3; ++round) {
+            if (round > 0) t.reset(start);
+            t.start_recording();
+            start = t.get_position();
+            t.register_input(x, 3.0);
+            Real y = x * x;
+            t.register_output(y);
+            t.stop_recording();
+            t.set_adjoint(y, 1.0);
+            t.sweep();
+            CHECK(t.adjoint(x) == 6.0);
+        }
+    }
+    SECTION("a variable of another tape becomes this tape's input") {
+        tapeflow::tape other;
+        other.start_recording();
+        Real z = 1.0;
+        other.register_input(z);
+        other.stop_recording();
+        t.start_recording();  // the active tape again
+        t.register_input(z, 4.0);
+        CHECK(z.tape_tag() == t.serial());
+        Real y = z * z;
+        t.register_output(y);
+        t.stop_recording();
+        t.set_adjoint(y, 1.0);
+        t.sweep();
+        CHECK(t.adjoint(z) == 8.0);
+    }
+    SECTION("not recording: usage_error, the values untouched") {
+        std::vector<Real> x = {1.0, 2.0};
+        const std::vector<double> v = {7.0, 8.0};
+        CHECK_THROWS_WITH(t.register_input(x[0], 7.0),
+                          Catch::Contains("register_input() called while not recording"));
+        CHECK_THROWS_WITH(t.register_inputs(x.begin(), x.end(), v.begin()),
+                          Catch::Contains("register_inputs() called while not recording"));
+        CHECK(x[0].value() == 1.0);
+        CHECK(x[1].value() == 2.0);
+        CHECK(!x[0].is_active());
+    }
 }
 
 TEST_CASE("an input registered again after reset(position) to the start does not take back its kept adjoint") {

@@ -226,7 +226,7 @@ public:
         if (!recording_)
             throw usage_error("register_input() called while not recording; call "
                               "start_recording() first");
-        make_input(x);
+        make_input(x, holds_nothing());
     }
 
     /// register_input on every variable of [first, last), checked once: for
@@ -240,7 +240,46 @@ public:
         if (!recording_)
             throw usage_error("register_inputs() called while not recording; call "
                               "start_recording() first");
-        for (; first != last; ++first) make_input(*first);
+        const bool fresh = holds_nothing();
+        for (; first != last; ++first) make_input(*first, fresh);
+    }
+
+    /// `x = value; register_input(x);` in one call. An `x` that is already an
+    /// input of this tape keeps its identifier when the tape holds no record
+    /// and every adjoint is 0 (a loop of gradients: reset(), then the new
+    /// input values), where the two calls would release it and take one
+    /// again.
+    /// \requires the tape is recording.
+    void register_input(real_type& x, Scalar value) {
+        check_owner("register_input");
+        check_not_segment("register_input");
+        check_no_region("register_input");
+        if (!recording_)
+            throw usage_error("register_input() called while not recording; call "
+                              "start_recording() first");
+        x.value_ = value;
+        make_input(x, holds_nothing());
+    }
+    /// register_input(x, value) on every variable x of [first, last), the
+    /// values read from `values` in order, checked once; returns the end of
+    /// the values read. The fast way to set new inputs for every gradient
+    /// of a loop (bench/harness/tools.hpp).
+    /// \requires the tape is recording.
+    template <class ForwardIt, class InputIt>
+    InputIt register_inputs(ForwardIt first, ForwardIt last, InputIt values) {
+        check_owner("register_inputs");
+        check_not_segment("register_inputs");
+        check_no_region("register_inputs");
+        if (!recording_)
+            throw usage_error("register_inputs() called while not recording; call "
+                              "start_recording() first");
+        const bool fresh = holds_nothing();
+        for (; first != last; ++first, ++values) {
+            real_type& x = *first;
+            x.value_ = static_cast<Scalar>(*values);
+            make_input(x, fresh);
+        }
+        return values;
     }
 
     /// Marks `y` as an output so that its adjoint can be seeded. A passive
@@ -525,19 +564,24 @@ private:
     private:
         bool& flag_;
     };
-    // register_input / register_inputs, after their checks. No record may
-    // assign an input's identifier (identifier_pool.hpp). While the tape
-    // holds no record none does, so the recycled identifiers qualify too
-    // (if every adjoint is 0: after reset(position) to the start the
-    // adjoints stay, and an input would take back its old one), and they
-    // go first: a gradient loop that assigns its inputs (`x[i] = 1.5`) and
-    // registers them again after reset() takes back the identifiers it
+    // Whether the tape holds no record and every adjoint is 0 (not so after
+    // reset(position) to the start, which keeps the adjoints).
+    bool holds_nothing() const noexcept { return recorder_.statements() == 0 && adjoints_.all_zero(); }
+    // register_input / register_inputs, after their checks; `fresh` is
+    // holds_nothing(). No record may assign an input's identifier
+    // (identifier_pool.hpp). While the tape holds no record none does, so
+    // with every adjoint 0 any identifier qualifies: an input of this tape
+    // keeps its own (a loop of gradients that sets the inputs'
+    // values with register_input(x, value)), and otherwise the recycled
+    // identifiers go first: a loop that assigns its inputs (`x[i] = 1.5`)
+    // and registers them again after reset() takes back the identifiers it
     // just released instead of minting as many again (an adjoint vector
     // twice as long, zeroed and swept over).
-    TAPEFLOW_ALWAYS_INLINE void make_input(real_type& x) {
+    TAPEFLOW_ALWAYS_INLINE void make_input(real_type& x, bool fresh) {
+        if (fresh && x.id_ != 0 && x.tag_ == serial()) return;
         release(x.id_, x.tag_);
         identifier_pool& ids = recorder_.identifiers();
-        x.id_ = recorder_.statements() == 0 && adjoints_.all_zero() ? ids.acquire() : ids.acquire_unused();
+        x.id_ = fresh ? ids.acquire() : ids.acquire_unused();
         x.tag_ = serial();
     }
     // adjoint / adjoints, after the owner check
