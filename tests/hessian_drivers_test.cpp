@@ -357,3 +357,42 @@ TEST_CASE("basic_real<Dual>: a Dual assigned makes the variable passive, its tan
     tape.stop_recording();
     tape.reset();
 }
+
+TEST_CASE("register_inputs(first, last, values) on a tape of Duals: tangents kept, H v exact, identifiers kept", "[hessian]") {
+    // Rosenbrock, the inputs set from Duals (value x, tangent v) and from
+    // doubles (tangent 0): the adjoints' tangents are H v, and 0.
+    const std::vector<double> x = {-1.2, 1.0, 0.8, -0.3, 1.7};
+    const std::vector<double> v = {0.5, -1.0, 0.25, 2.0, -0.75};
+    const matrix H = rosenbrock_hessian(x);
+    auto& tape = tapeflow::basic_tape<Dual>::active();
+    std::vector<Real2> a(x.size());
+    std::vector<tapeflow::identifier> ids;
+    for (int round = 0; round < 3; ++round) {
+        tape.reset();
+        tape.start_recording();
+        if (round < 2) {
+            std::vector<Dual> d;
+            for (std::size_t i = 0; i < x.size(); ++i) d.push_back(Dual(x[i], v[i]));
+            tape.register_inputs(a.begin(), a.end(), d.begin());
+        } else {
+            for (std::size_t i = 0; i < x.size(); ++i) tape.register_input(a[i], x[i]);  // a double: tangent 0
+        }
+        Real2 y = rosenbrock(a);
+        tape.register_output(y);
+        tape.stop_recording();
+        tape.set_adjoint(y, Dual(1.0));
+        tape.sweep();
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            const Dual g = tape.adjoint(a[i]);
+            double hv = 0;
+            for (std::size_t j = 0; j < x.size(); ++j) hv += H[i][j] * v[j];
+            CHECK(a[i].value().value() == x[i]);
+            CHECK(close(g.tangent(), round < 2 ? hv : 0.0, 1e-14, 1e-12));
+        }
+        if (round == 0)
+            for (const Real2& ai : a) ids.push_back(ai.id());
+        else
+            for (std::size_t i = 0; i < x.size(); ++i) CHECK(a[i].id() == ids[i]);
+    }
+    tape.reset();
+}

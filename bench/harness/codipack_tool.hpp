@@ -6,7 +6,8 @@
 //   codipack_primal  codi::RealReversePrimalIndex   primal value tape, reused indices
 //
 // A gradient on the type's global tape (Real::getTape()): reset (which also
-// clears the adjoints), activate, register fresh inputs, record, register
+// clears the adjoints), activate, register the inputs (kept from one
+// gradient to the next, their new values assigned), record, register
 // the output, seed it, evaluate, read the inputs' gradients.
 //
 // A kernel that CoDiPack cannot run says `static constexpr bool codipack =
@@ -17,9 +18,11 @@
 
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <type_traits>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -143,6 +146,7 @@ struct codipack_basic {
     codipack_basic(const codipack_basic&) = delete;
     codipack_basic& operator=(const codipack_basic&) = delete;
     ~codipack_basic() {
+        kept_.reset();  // the variables first, then the tape's memory
         if (release) release();
     }
 
@@ -154,12 +158,13 @@ struct codipack_basic {
         std::vector<Real> x;
         Real y;
 
-        // Reset (which also clears the adjoints), register fresh inputs, record.
+        // Reset (which also clears the adjoints), register the inputs with
+        // their new values, record.
         void record(const K& kernel, const std::vector<double>& xd) {
             typename Real::Tape& tape = Real::getTape();
             tape.reset();
             tape.setActive();
-            x.assign(xd.size(), Real());
+            x.resize(xd.size());
             for (std::size_t i = 0; i < xd.size(); ++i) {
                 x[i] = xd[i];
                 tape.registerInput(x[i]);
@@ -177,17 +182,33 @@ struct codipack_basic {
         }
     };
 
+    // The inputs and output of the last kernel, kept from one gradient to
+    // the next (as the tapeflow and Adept tools keep theirs: no vector of
+    // inputs allocated per gradient).
+    template <class K>
+    phases<K>& kept_phases() {
+        if (kept_kernel_ != &typeid(K)) {
+            kept_ = std::make_shared<phases<K>>();
+            kept_kernel_ = &typeid(K);
+        }
+        return *static_cast<phases<K>*>(kept_.get());
+    }
+
     template <class K>
     double gradient(const K& kernel, const std::vector<double>& xd, std::vector<double>& g) {
+        phases<K>& run = kept_phases<K>();
         stats_of = &codipack_stats<real<K>>;
         release = &codipack_release<real<K>>;
-        phases<K> run;
         run.record(kernel, xd);
         run.sweep(g);
         return run.y.getValue();
     }
 
     tool_stats stats() const { return stats_of ? stats_of() : tool_stats{}; }
+
+private:
+    std::shared_ptr<void> kept_;
+    const std::type_info* kept_kernel_ = nullptr;
 };
 
 struct codipack_tool : codipack_basic<codi_jacobian_linear, codi::LinearIndexManager<int>> {

@@ -6,8 +6,8 @@
 //                                      std::vector<double>& g);   // returns f(x)
 //   tool_stats stats() const;    // what the last gradient recorded (0 = unknown)
 //
-// A gradient is the whole job a user pays for: fresh inputs, reset, record,
-// seed, sweep, read all adjoints.
+// A gradient is the whole job a user pays for: new input values, reset,
+// record, seed, sweep, read all adjoints.
 #pragma once
 
 #include <cstdint>
@@ -45,7 +45,7 @@ struct tapeflow_tool {
     }
 
     // The two phases of a gradient (bench/record_phases.cpp times them apart).
-    // Fresh inputs, reset, record y = kernel(x).
+    // Reset, the inputs' new values, record y = kernel(x).
     template <class K>
     void record(const K& kernel, const std::vector<double>& xd) {
         tape.reset();

@@ -29,6 +29,7 @@ if(SANITIZER STREQUAL "thread")
   # Of those, the ones that start no thread (no prefetcher, scratchpad or
   # budget, no std::thread) have nothing for ThreadSanitizer to see.
   set(skipped crc32c_test spill_file_test allocation_test buffer_pool_test identifier_pool_test
+              record_mask_test record_avx2_test
               record_test region_test tile_test recorder_test sweeper_test position_test
               adjoint_store_test)
   set(ctest_options --timeout 300 --test-output-size-failed 200000)

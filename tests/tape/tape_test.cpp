@@ -1005,7 +1005,9 @@ TEST_CASE("register_input(x, value) and register_inputs(first, last, values): in
             for (const Real& xi : x) ids.push_back(xi.id());
             peak = t.statistics().peak_identifiers;
         } else {
-            // no record held, every adjoint 0: each input keeps its identifier
+            // no record held, every adjoint 0: each input has its identifier
+            // again (kept; giving it back and taking one would also return
+            // it, so this checks the result, not the shortcut)
             for (std::size_t i = 0; i < n; ++i) REQUIRE(x[i].id() == ids[i]);
             CHECK(t.statistics().peak_identifiers == peak);
         }
@@ -1064,6 +1066,26 @@ TEST_CASE("register_input(x, value) after a statement, or after reset(position):
         t.set_adjoint(y, 1.0);
         t.sweep();
         CHECK(t.adjoint(z) == 8.0);
+    }
+    SECTION("register_inputs(first, last, values) after a use, and an empty range") {
+        t.start_recording();
+        std::vector<Real> x = {1.0, 2.0};
+        t.register_inputs(x.begin(), x.end());
+        const tapeflow::identifier first = x[0].id();
+        Real a = x[0] * x[1];  // a record uses both
+        const double v[2] = {3.0, 5.0};
+        CHECK(t.register_inputs(x.begin(), x.begin(), v) == v);  // nothing read
+        CHECK(t.register_inputs(x.begin(), x.end(), v) == v + 2);
+        CHECK(x[0].id() != first);
+        Real y = a + x[0] * x[1];
+        t.register_output(y);
+        t.stop_recording();
+        t.set_adjoint(y, 1.0);
+        t.sweep();
+        CHECK(y.value() == 17.0);
+        CHECK(t.adjoint(x[0]) == 5.0);
+        CHECK(t.adjoint(x[1]) == 3.0);
+        CHECK(t.adjoint(first) == 2.0);  // d(x0 x1)/dx0 of the first values
     }
     SECTION("not recording: usage_error, the values untouched") {
         std::vector<Real> x = {1.0, 2.0};

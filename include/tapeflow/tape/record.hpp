@@ -50,18 +50,27 @@
 #include "../config.hpp"
 
 // The exact test of distinct operands (record_layout::distinct_and_active)
-// in one AVX2 vector, where the compiler targets AVX2 (-march=native on a
-// machine that has it, -mavx2) and has __builtin_constant_p (GCC, Clang).
-// Define TAPEFLOW_SIMD_DISTINCT to 0 to keep the mask test.
+// in vector registers, with GCC or Clang (__builtin_constant_p):
+//   2  one AVX2 vector of 8 lanes, where the compiler targets AVX2
+//      (-march=native on a machine that has it, -mavx2);
+//   1  two SSE2 vectors of 4 lanes, where the compiler targets SSE2 but
+//      not AVX2 (every x86-64 build without -march);
+//   0  no vector test: a mask of id mod 64 (other targets).
+// Define TAPEFLOW_SIMD_DISTINCT to 0 (or 1) to choose a lesser one. (Until
+// session 21, 1 meant AVX2.)
 #ifndef TAPEFLOW_SIMD_DISTINCT
-#if defined(__AVX2__) && (defined(__GNUC__) || defined(__clang__))
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__AVX2__)
+#define TAPEFLOW_SIMD_DISTINCT 2
+#elif (defined(__GNUC__) || defined(__clang__)) && defined(__SSE2__)
 #define TAPEFLOW_SIMD_DISTINCT 1
 #else
 #define TAPEFLOW_SIMD_DISTINCT 0
 #endif
 #endif
-#if TAPEFLOW_SIMD_DISTINCT
+#if TAPEFLOW_SIMD_DISTINCT == 2
 #include <immintrin.h>
+#elif TAPEFLOW_SIMD_DISTINCT == 1
+#include <emmintrin.h>
 #endif
 
 namespace tapeflow {
@@ -235,9 +244,10 @@ struct record_layout {
     /// merge is needed); one branch for the caller. Always false past
     /// merge_limit, where nothing merges.
     ///
-    /// Up to 3 slots every pair is compared. From 4 to 8, with AVX2 (and
-    /// GCC or Clang), all pairs are compared at once in one vector
-    /// (distinct_and_active_avx2), exactly. Otherwise, and past 8, each
+    /// Up to 3 slots every pair is compared. From 4 to 8, with GCC or Clang
+    /// and SSE2 (x86-64), all pairs are compared at once, exactly, in one
+    /// AVX2 vector (distinct_and_active_avx2) or in two SSE2 vectors
+    /// (distinct_and_active_sse2). Otherwise, and past 8, each
     /// identifier sets bit (id mod 64) of a mask (distinct_and_active_mask):
     /// N steps, but two different identifiers that share the bit (3 and
     /// 67) fail it too, which sends the statement to merge_pairs, the
@@ -277,7 +287,11 @@ struct record_layout {
                 for (std::size_t j = 0; j < i; ++j)
                     repeat_seen_by_compiler |= __builtin_constant_p(ids[j] == ids[i]) && ids[j] == ids[i];
             if (repeat_seen_by_compiler) return false;
+#if TAPEFLOW_SIMD_DISTINCT == 2
             return distinct_and_active_avx2<N>(ids);
+#else
+            return distinct_and_active_sse2<N>(ids);
+#endif
         }
 #endif
         else {
@@ -301,7 +315,7 @@ struct record_layout {
         return ok;
     }
 
-#if TAPEFLOW_SIMD_DISTINCT
+#if TAPEFLOW_SIMD_DISTINCT == 2
     /// distinct_and_active for 1 to 8 identifiers, exactly: the identifiers
     /// in the lanes of one vector, each lane compared with the lanes 1, 2, 3
     /// and 4 places on (every pair of 8 lanes is one of those) and with 0.
@@ -326,6 +340,36 @@ struct record_layout {
             _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi32(v, r3), _mm256_cmpeq_epi32(v, r4)),
                             _mm256_cmpeq_epi32(v, _mm256_setzero_si256())));
         return _mm256_testz_si256(same, same) != 0;
+    }
+#elif TAPEFLOW_SIMD_DISTINCT == 1
+    /// distinct_and_active for 1 to 8 identifiers, exactly, in SSE2 (on by
+    /// default on x86-64): lanes 0-3 in `a`, 4-7 in `b`, padded as in the
+    /// AVX2 test.
+    /// Within a vector of 4 every pair is 1 or 2 places apart (rotations 1
+    /// and 2); across, `a` meets each rotation of `b`.
+    template <std::size_t N>
+    static TAPEFLOW_ALWAYS_INLINE bool distinct_and_active_sse2(const identifier* ids) noexcept {
+        static_assert(N >= 1 && N <= 8, "distinct_and_active_sse2: 1 to 8 identifiers");
+        const auto lane = [ids](std::size_t i) {
+            return i < N ? int(ids[i]) : int(0x80000000u + std::uint32_t(i));
+        };
+        const auto within = [](__m128i v) {  // a repeat inside v, or a 0
+            return _mm_or_si128(
+                _mm_or_si128(_mm_cmpeq_epi32(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(0, 3, 2, 1))),
+                             _mm_cmpeq_epi32(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 0, 3, 2)))),
+                _mm_cmpeq_epi32(v, _mm_setzero_si128()));
+        };
+        const __m128i a = _mm_setr_epi32(lane(0), lane(1), lane(2), lane(3));
+        __m128i same = within(a);
+        if constexpr (N > 4) {
+            const __m128i b = _mm_setr_epi32(lane(4), lane(5), lane(6), lane(7));
+            const __m128i across = _mm_or_si128(
+                _mm_or_si128(_mm_cmpeq_epi32(a, b), _mm_cmpeq_epi32(a, _mm_shuffle_epi32(b, _MM_SHUFFLE(0, 3, 2, 1)))),
+                _mm_or_si128(_mm_cmpeq_epi32(a, _mm_shuffle_epi32(b, _MM_SHUFFLE(1, 0, 3, 2))),
+                             _mm_cmpeq_epi32(a, _mm_shuffle_epi32(b, _MM_SHUFFLE(2, 1, 0, 3)))));
+            same = _mm_or_si128(same, _mm_or_si128(within(b), across));
+        }
+        return _mm_movemask_epi8(same) == 0;
     }
 #endif
     static TAPEFLOW_ALWAYS_INLINE void add_partial(std::byte* at, std::size_t i, Scalar value) noexcept {

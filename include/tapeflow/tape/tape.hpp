@@ -220,12 +220,7 @@ public:
     /// independent variable.
     /// \requires the tape is recording.
     void register_input(real_type& x) {
-        check_owner("register_input");
-        check_not_segment("register_input");
-        check_no_region("register_input");  // the region's threads share the identifiers then
-        if (!recording_)
-            throw usage_error("register_input() called while not recording; call "
-                              "start_recording() first");
+        check_can_register("register_input");
         make_input(x, holds_nothing());
     }
 
@@ -234,29 +229,19 @@ public:
     /// tapeflow::register_inputs for a whole matrix).
     template <class ForwardIt>
     void register_inputs(ForwardIt first, ForwardIt last) {
-        check_owner("register_inputs");
-        check_not_segment("register_inputs");
-        check_no_region("register_inputs");
-        if (!recording_)
-            throw usage_error("register_inputs() called while not recording; call "
-                              "start_recording() first");
+        check_can_register("register_inputs");
         const bool fresh = holds_nothing();
         for (; first != last; ++first) make_input(*first, fresh);
     }
 
-    /// `x = value; register_input(x);` in one call. An `x` that is already an
-    /// input of this tape keeps its identifier when the tape holds no record
-    /// and every adjoint is 0 (a loop of gradients: reset(), then the new
-    /// input values), where the two calls would release it and take one
+    /// `x = value; register_input(x);` in one call. An `x` that is already
+    /// active on this tape keeps its identifier when the tape holds no
+    /// record and every adjoint is 0 (a loop of gradients: reset(), then the
+    /// new input values), where the two calls would release it and take one
     /// again.
     /// \requires the tape is recording.
     void register_input(real_type& x, Scalar value) {
-        check_owner("register_input");
-        check_not_segment("register_input");
-        check_no_region("register_input");
-        if (!recording_)
-            throw usage_error("register_input() called while not recording; call "
-                              "start_recording() first");
+        check_can_register("register_input");
         x.value_ = value;
         make_input(x, holds_nothing());
     }
@@ -267,12 +252,7 @@ public:
     /// \requires the tape is recording.
     template <class ForwardIt, class InputIt>
     InputIt register_inputs(ForwardIt first, ForwardIt last, InputIt values) {
-        check_owner("register_inputs");
-        check_not_segment("register_inputs");
-        check_no_region("register_inputs");
-        if (!recording_)
-            throw usage_error("register_inputs() called while not recording; call "
-                              "start_recording() first");
+        check_can_register("register_inputs");
         const bool fresh = holds_nothing();
         for (; first != last; ++first, ++values) {
             real_type& x = *first;
@@ -564,6 +544,17 @@ private:
     private:
         bool& flag_;
     };
+    // What registering inputs needs: the owner thread, the tape itself (not
+    // a region's segment), no open region (its threads share the free
+    // identifiers then), a recording.
+    void check_can_register(const char* what) const {
+        check_owner(what);
+        check_not_segment(what);
+        check_no_region(what);
+        if (!recording_)
+            throw usage_error(std::string(what) +
+                              "() called while not recording; call start_recording() first");
+    }
     // Whether the tape holds no record and every adjoint is 0 (not so after
     // reset(position) to the start, which keeps the adjoints).
     bool holds_nothing() const noexcept { return recorder_.statements() == 0 && adjoints_.all_zero(); }
