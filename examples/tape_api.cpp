@@ -6,7 +6,10 @@
 //   1. swept twice, seeding one output at a time: the two rows of the
 //      Jacobian of (theta, omega) at the end w.r.t. the four inputs;
 //   2. swept back to a position in the middle only: the adjoints of the
-//      state at that step; then from there to the start (sweep(from, to)).
+//      state at that step; then from there to the start (sweep(from, to));
+//   3. recorded again at new parameter values, the way a loop of gradients
+//      does it: reset(), the same inputs given new values (they keep their
+//      identifiers), record, sweep.
 // Every number is compared with central finite differences; the program
 // prints why and returns 1 if one differs by more than 1e-6 (relative to
 // max(1, |finite difference|)).
@@ -145,6 +148,44 @@ int main() {
                     static_cast<unsigned long long>(s.statements),
                     static_cast<unsigned long long>(s.arguments), 2 + 2 * steps, 2 + 6 * steps);
         ++failures;
+    }
+
+    // 3. A loop of gradients: new values for the same inputs after reset().
+    std::printf("d theta / d (c, k) at t = %g for other dampings (recorded again):\n", steps * dt);
+    const tapeflow::identifier input_ids[4] = {x[0].id(), x[1].id(), x[2].id(), x[3].id()};
+    for (const double damping : {0.1, 0.6}) {
+        const std::vector<double> q{p[0], p[1], damping, p[3]};
+        tape.reset();
+        tape.start_recording();
+        tape.register_inputs(x.begin(), x.end(), q.begin());  // x[j] = q[j], inputs again
+        Real th = x[0], om = x[1];
+        advance(th, om, x[2], x[3], steps);
+        tape.register_output(th);
+        tape.stop_recording();
+        tape.set_adjoint(th, 1.0);
+        tape.sweep();
+        double gradient[4];
+        tape.adjoints(x.begin(), x.end(), gradient);
+        for (int j = 2; j < 4; ++j) {
+            const auto fd = central_difference(
+                [&](double v) {
+                    std::vector<double> r = q;
+                    r[j] = v;
+                    return run(r[0], r[1], r[2], r[3], steps);
+                },
+                q[j]);
+            char what[64];
+            std::snprintf(what, sizeof what, "c = %.1f: d theta / d %s", damping, names[j]);
+            check(what, gradient[j], fd[0]);
+        }
+    }
+    // Nothing was recorded before the inputs got their new values: each has
+    // the identifier it had (the adjoint vector does not grow per gradient).
+    for (int j = 0; j < 4; ++j) {
+        if (x[j].id() != input_ids[j]) {
+            std::printf("MISMATCH: input %s has identifier %u, was %u\n", names[j], x[j].id(), input_ids[j]);
+            ++failures;
+        }
     }
 
     if (failures != 0) {
