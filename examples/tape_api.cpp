@@ -50,6 +50,17 @@ std::array<double, 2> central_difference(G g, double v) {
     return {(plus[0] - minus[0]) / (2 * h), (plus[1] - minus[1]) / (2 * h)};
 }
 
+// Central differences of (theta, omega) at the end w.r.t. input j, at q.
+std::array<double, 2> difference_in_input(const std::vector<double>& q, int j) {
+    return central_difference(
+        [&](double v) {
+            std::vector<double> r = q;
+            r[j] = v;
+            return run(r[0], r[1], r[2], r[3], steps);
+        },
+        q[j]);
+}
+
 int failures = 0;
 
 void check(const char* what, double tape_value, double fd_value) {
@@ -110,13 +121,7 @@ int main() {
     // Check everything against central finite differences of the double version.
     std::printf("Jacobian of (theta, omega) at t = %g w.r.t. the inputs:\n", steps * dt);
     for (int j = 0; j < 4; ++j) {
-        const auto fd = central_difference(
-            [&](double v) {
-                std::vector<double> q = p;
-                q[j] = v;
-                return run(q[0], q[1], q[2], q[3], steps);
-            },
-            p[j]);
+        const auto fd = difference_in_input(p, j);
         char what[64];
         std::snprintf(what, sizeof what, "d theta / d %s", names[j]);
         check(what, jacobian[0][j], fd[0]);
@@ -167,13 +172,7 @@ int main() {
         double gradient[4];
         tape.adjoints(x.begin(), x.end(), gradient);
         for (int j = 2; j < 4; ++j) {
-            const auto fd = central_difference(
-                [&](double v) {
-                    std::vector<double> r = q;
-                    r[j] = v;
-                    return run(r[0], r[1], r[2], r[3], steps);
-                },
-                q[j]);
+            const auto fd = difference_in_input(q, j);
             char what[64];
             std::snprintf(what, sizeof what, "c = %.1f: d theta / d %s", damping, names[j]);
             check(what, gradient[j], fd[0]);
