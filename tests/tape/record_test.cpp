@@ -125,11 +125,7 @@ void check_distinct(const identifier* ids) {
     if (N <= 3) REQUIRE(L::distinct_and_active<N>(ids) == expected);
 #if TAPEFLOW_SIMD_DISTINCT
     if constexpr (N <= 8) {
-#if TAPEFLOW_SIMD_DISTINCT == 2
-        REQUIRE(L::distinct_and_active_avx2<N>(ids) == expected);
-#else
-        REQUIRE(L::distinct_and_active_sse2<N>(ids) == expected);
-#endif
+        REQUIRE(L::distinct_and_active_vector<N>(ids) == expected);  // AVX2 or SSE2
         REQUIRE(L::distinct_and_active<N>(ids) == expected);
     }
 #endif

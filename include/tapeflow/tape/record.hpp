@@ -246,8 +246,8 @@ struct record_layout {
     ///
     /// Up to 3 slots every pair is compared. From 4 to 8, with GCC or Clang
     /// and SSE2 (x86-64), all pairs are compared at once, exactly, in one
-    /// AVX2 vector (distinct_and_active_avx2) or in two SSE2 vectors
-    /// (distinct_and_active_sse2). Otherwise, and past 8, each
+    /// AVX2 vector or in two SSE2 vectors (distinct_and_active_vector).
+    /// Otherwise, and past 8, each
     /// identifier sets bit (id mod 64) of a mask (distinct_and_active_mask):
     /// N steps, but two different identifiers that share the bit (3 and
     /// 67) fail it too, which sends the statement to merge_pairs, the
@@ -287,11 +287,7 @@ struct record_layout {
                 for (std::size_t j = 0; j < i; ++j)
                     repeat_seen_by_compiler |= __builtin_constant_p(ids[j] == ids[i]) && ids[j] == ids[i];
             if (repeat_seen_by_compiler) return false;
-#if TAPEFLOW_SIMD_DISTINCT == 2
-            return distinct_and_active_avx2<N>(ids);
-#else
-            return distinct_and_active_sse2<N>(ids);
-#endif
+            return distinct_and_active_vector<N>(ids);
         }
 #endif
         else {
@@ -315,20 +311,26 @@ struct record_layout {
         return ok;
     }
 
-#if TAPEFLOW_SIMD_DISTINCT == 2
-    /// distinct_and_active for 1 to 8 identifiers, exactly: the identifiers
-    /// in the lanes of one vector, each lane compared with the lanes 1, 2, 3
-    /// and 4 places on (every pair of 8 lanes is one of those) and with 0.
-    /// Lanes past N hold values no identifier takes (2^31 + lane, while
-    /// identifiers stay below 2^27). The lanes are built from the values
-    /// (not loaded from `ids`), so the statement's operands can stay in
-    /// registers.
+#if TAPEFLOW_SIMD_DISTINCT
+    /// Lane i of the vector tests below: identifier i, or past N a value no
+    /// identifier takes (2^31 + i, while identifiers stay below 2^27), so
+    /// the padding neither repeats nor reads as passive. The lanes are built
+    /// from the values (not loaded from `ids`), so the statement's operands
+    /// can stay in registers.
     template <std::size_t N>
-    static TAPEFLOW_ALWAYS_INLINE bool distinct_and_active_avx2(const identifier* ids) noexcept {
-        static_assert(N >= 1 && N <= 8, "distinct_and_active_avx2: 1 to 8 identifiers");
-        const auto lane = [ids](std::size_t i) {
-            return i < N ? int(ids[i]) : int(0x80000000u + std::uint32_t(i));
-        };
+    static TAPEFLOW_ALWAYS_INLINE int vector_lane(const identifier* ids, std::size_t i) noexcept {
+        return i < N ? int(ids[i]) : int(0x80000000u + std::uint32_t(i));
+    }
+#endif
+#if TAPEFLOW_SIMD_DISTINCT == 2
+    /// distinct_and_active for 1 to 8 identifiers, exactly, in AVX2: the
+    /// identifiers in the lanes of one vector, each lane compared with the
+    /// lanes 1, 2, 3 and 4 places on (every pair of 8 lanes is one of
+    /// those) and with 0.
+    template <std::size_t N>
+    static TAPEFLOW_ALWAYS_INLINE bool distinct_and_active_vector(const identifier* ids) noexcept {
+        static_assert(N >= 1 && N <= 8, "distinct_and_active_vector: 1 to 8 identifiers");
+        const auto lane = [ids](std::size_t i) { return vector_lane<N>(ids, i); };
         const __m256i v =
             _mm256_setr_epi32(lane(0), lane(1), lane(2), lane(3), lane(4), lane(5), lane(6), lane(7));
         const __m256i r1 = _mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 0));
@@ -343,16 +345,13 @@ struct record_layout {
     }
 #elif TAPEFLOW_SIMD_DISTINCT == 1
     /// distinct_and_active for 1 to 8 identifiers, exactly, in SSE2 (on by
-    /// default on x86-64): lanes 0-3 in `a`, 4-7 in `b`, padded as in the
-    /// AVX2 test.
-    /// Within a vector of 4 every pair is 1 or 2 places apart (rotations 1
-    /// and 2); across, `a` meets each rotation of `b`.
+    /// default on x86-64): lanes 0-3 in `a`, 4-7 in `b`. Within a vector of
+    /// 4 every pair is 1 or 2 places apart (rotations 1 and 2); across, `a`
+    /// meets each rotation of `b`.
     template <std::size_t N>
-    static TAPEFLOW_ALWAYS_INLINE bool distinct_and_active_sse2(const identifier* ids) noexcept {
-        static_assert(N >= 1 && N <= 8, "distinct_and_active_sse2: 1 to 8 identifiers");
-        const auto lane = [ids](std::size_t i) {
-            return i < N ? int(ids[i]) : int(0x80000000u + std::uint32_t(i));
-        };
+    static TAPEFLOW_ALWAYS_INLINE bool distinct_and_active_vector(const identifier* ids) noexcept {
+        static_assert(N >= 1 && N <= 8, "distinct_and_active_vector: 1 to 8 identifiers");
+        const auto lane = [ids](std::size_t i) { return vector_lane<N>(ids, i); };
         const auto within = [](__m128i v) {  // a repeat inside v, or a 0
             return _mm_or_si128(
                 _mm_or_si128(_mm_cmpeq_epi32(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(0, 3, 2, 1))),
