@@ -1,4 +1,4 @@
-# tapeflow_random_library(<name> [<compile options>...]) - an INTERFACE target
+# tapeflow_random_library(<name> [NO_EIGEN] [<compile options>...]) - an INTERFACE target
 # <name> that gives a program including tests/random/check.hpp what it needs:
 # the include path, no contraction of multiply-adds (the double, dual and
 # reverse runs must compute bit-identical values), and the optional parts,
@@ -9,6 +9,10 @@
 #              EIGEN_DONT_VECTORIZE (see the top of interpreter_eigen.cpp);
 #   libzstd    the compressed spilling configurations, TAPEFLOW_RANDOM_ZSTD.
 # The compile options go to the Eigen part (the fuzzer instruments it too).
+# NO_EIGEN: without the Eigen part, for a test that generates no Eigen
+# statement: its compile then does not wait for the four Eigen objects (a
+# target of the Makefile generator compiles after its dependencies are
+# built).
 # Used by tests/random and, when the tests are off, by tests/fuzz.
 set(TAPEFLOW_RANDOM_DIR ${CMAKE_CURRENT_LIST_DIR})
 # OFF in the AddressSanitizer sub-build (tests/sanitizers), where the four
@@ -18,16 +22,19 @@ option(TAPEFLOW_RANDOM_WITH_EIGEN "Random programs with Eigen statements (when E
 mark_as_advanced(TAPEFLOW_RANDOM_WITH_EIGEN)
 
 function(tapeflow_random_library name)
+  cmake_parse_arguments(ARG "NO_EIGEN" "" "" ${ARGN})
   set(fp_options $<$<CXX_COMPILER_ID:GNU,Clang,AppleClang>:-ffp-contract=off>)
   add_library(${name} INTERFACE)
   target_link_libraries(${name} INTERFACE tapeflow::tapeflow)
   target_include_directories(${name} INTERFACE ${TAPEFLOW_RANDOM_DIR}/..)
   target_compile_options(${name} INTERFACE ${fp_options})
 
-  if(TAPEFLOW_RANDOM_WITH_EIGEN)
+  if(TAPEFLOW_RANDOM_WITH_EIGEN AND NOT ARG_NO_EIGEN)
     find_package(Eigen3 3.4 QUIET NO_MODULE)
   endif()
-  if(TAPEFLOW_RANDOM_WITH_EIGEN AND TARGET Eigen3::Eigen)
+  if(ARG_NO_EIGEN)
+    # nothing: the programs of this test have no Eigen statements
+  elseif(TAPEFLOW_RANDOM_WITH_EIGEN AND TARGET Eigen3::Eigen)
     set(objects)
     foreach(type 0 1 2 3)  # double, dual, dual_magnitude, tapeflow::Real
       set(part ${name}_eigen_${type})
@@ -36,7 +43,7 @@ function(tapeflow_random_library name)
       target_include_directories(${part} PRIVATE ${TAPEFLOW_RANDOM_DIR}/..)
       target_compile_definitions(${part} PRIVATE
         TAPEFLOW_RANDOM_EIGEN EIGEN_DONT_VECTORIZE TAPEFLOW_RANDOM_EIGEN_TYPE=${type})
-      target_compile_options(${part} PRIVATE -Wall -Wextra -Wpedantic ${fp_options} ${ARGN})
+      target_compile_options(${part} PRIVATE -Wall -Wextra -Wpedantic ${fp_options} ${ARG_UNPARSED_ARGUMENTS})
       list(APPEND objects $<TARGET_OBJECTS:${part}>)
     endforeach()
     add_library(${name}_eigen STATIC ${objects})
