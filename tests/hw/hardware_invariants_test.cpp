@@ -26,7 +26,8 @@
 // Every third program ends in a statement of 31 or 40 operands (a long
 // record, 8-byte header), which the generator does not produce.
 //
-// Environment: TAPEFLOW_HW_PROGRAMS=n (default 300), TAPEFLOW_HW_SEED=s.
+// Environment: TAPEFLOW_HW_PROGRAMS=n (default 300, 100 under a sanitizer),
+// TAPEFLOW_HW_SEED=s.
 #include <catch2/catch.hpp>
 #include <tapeflow/hw/hardware_model.hpp>
 #include <tapeflow/stream/spill_file.hpp>
@@ -36,6 +37,7 @@
 #include "random/interpreter.hpp"
 #include "random/program.hpp"
 #include "stream/stream_support.hpp"
+#include "support/sanitized.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -172,7 +174,7 @@ struct coverage {
 }  // namespace
 
 TEST_CASE("hardware model invariants on random programs", "[hw][random]") {
-    const std::uint64_t programs = environment("TAPEFLOW_HW_PROGRAMS", 300);
+    const std::uint64_t programs = environment("TAPEFLOW_HW_PROGRAMS", tapeflow_test::sanitized ? 100 : 300);
     const std::uint64_t seed = environment("TAPEFLOW_HW_SEED", 20240705);
     const auto start = std::chrono::steady_clock::now();
     tapeflow_test::temp_directory dir;

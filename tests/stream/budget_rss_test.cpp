@@ -8,23 +8,13 @@
 
 #include "stream/stream_support.hpp"
 #include "support/finite_difference.hpp"
+#include "support/sanitized.hpp"
 
 #include <sys/resource.h>
 
 #include <chrono>
 #include <cstdio>
 #include <vector>
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define TAPEFLOW_TEST_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define TAPEFLOW_TEST_SANITIZED 1
-#endif
-#endif
-#ifndef TAPEFLOW_TEST_SANITIZED
-#define TAPEFLOW_TEST_SANITIZED 0
-#endif
 
 using tapeflow::Real;
 
@@ -50,7 +40,7 @@ TEST_CASE("a tape 20x larger than the memory budget stays within it in RSS") {
     constexpr std::size_t cells = 1024;
     // ~52 bytes per cell and step: ~170 MiB of records. Sanitizer builds do
     // not check the RSS (shadow memory), so they record a quarter of it.
-    constexpr std::size_t steps = TAPEFLOW_TEST_SANITIZED ? 825 : 3300;
+    constexpr std::size_t steps = tapeflow_test::sanitized ? 825 : 3300;
 
     tapeflow_test::temp_directory dir;
     tapeflow::tape_options options;
@@ -95,11 +85,11 @@ TEST_CASE("a tape 20x larger than the memory budget stays within it in RSS") {
                 std::chrono::duration<double>(recorded - start).count(),
                 std::chrono::duration<double>(swept - recorded).count());
 
-    CHECK(s.record_bytes >= (TAPEFLOW_TEST_SANITIZED ? 5 : 20) * budget);
+    CHECK(s.record_bytes >= (tapeflow_test::sanitized ? 5 : 20) * budget);
     CHECK(s.peak_resident_bytes <= budget);
     CHECK(s.tiles_spilled + budget / s.tile_bytes - 2 == s.tiles_written);
     CHECK(s.bytes_read_back == s.bytes_spilled);
-    if (TAPEFLOW_TEST_SANITIZED) {
+    if (tapeflow_test::sanitized) {
         WARN("sanitizer build: shadow memory inflates the RSS; the RSS bound is not checked");
     } else {
         CHECK(rss_swept - rss_before <= budget + allowance);
