@@ -9,10 +9,10 @@
 #              EIGEN_DONT_VECTORIZE (see the top of interpreter_eigen.cpp);
 #   libzstd    the compressed spilling configurations, TAPEFLOW_RANDOM_ZSTD.
 # The compile options go to the Eigen part (the fuzzer instruments it too).
-# NO_EIGEN: without the Eigen part, for a test that generates no Eigen
-# statement: its compile then does not wait for the four Eigen objects (a
-# target of the Makefile generator compiles after its dependencies are
-# built).
+# NO_EIGEN: without the Eigen part (and so without use for compile
+# options), for a test that generates no Eigen statement: its compile then
+# does not wait for the four Eigen objects (a target of the Makefile
+# generator compiles after its dependencies are built).
 # Used by tests/random and, when the tests are off, by tests/fuzz.
 set(TAPEFLOW_RANDOM_DIR ${CMAKE_CURRENT_LIST_DIR})
 # OFF in the AddressSanitizer sub-build (tests/sanitizers), where the four
@@ -23,6 +23,10 @@ mark_as_advanced(TAPEFLOW_RANDOM_WITH_EIGEN)
 
 function(tapeflow_random_library name)
   cmake_parse_arguments(ARG "NO_EIGEN" "" "" ${ARGN})
+  if(ARG_NO_EIGEN AND ARG_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "tapeflow_random_library(${name} NO_EIGEN ...): the compile options "
+                        "(${ARG_UNPARSED_ARGUMENTS}) go to the Eigen part, which NO_EIGEN leaves out")
+  endif()
   set(fp_options $<$<CXX_COMPILER_ID:GNU,Clang,AppleClang>:-ffp-contract=off>)
   add_library(${name} INTERFACE)
   target_link_libraries(${name} INTERFACE tapeflow::tapeflow)
@@ -62,6 +66,10 @@ function(tapeflow_random_library name)
     target_include_directories(${name} INTERFACE ${TAPEFLOW_ZSTD_INCLUDE})
     target_link_libraries(${name} INTERFACE ${TAPEFLOW_ZSTD_LIBRARY})
   else()
-    message(STATUS "tapeflow: libzstd not found: the random programs run no compressed configuration")
+    get_property(told GLOBAL PROPERTY TAPEFLOW_RANDOM_ZSTD_TOLD)
+    if(NOT told)  # once, not per library
+      message(STATUS "tapeflow: libzstd not found: the random programs run no compressed configuration")
+      set_property(GLOBAL PROPERTY TAPEFLOW_RANDOM_ZSTD_TOLD ON)
+    endif()
   endif()
 endfunction()
