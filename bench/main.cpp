@@ -8,13 +8,16 @@
 // <kernel>/primal times f(x) with double. The tools: tapeflow, hand, and
 // the peers built in (ADOL-C, Sacado when installed; CoDiPack, Adept, XAD
 // when their source trees were given to CMake), whose versions go into
-// the benchmark context (<peer>_version).
+// the benchmark context (<peer>_version). With --benchmark_filter=REGEX
+// only the kernels with a benchmark the filter can select are checked and
+// registered (a filter that starts with '-', which excludes, keeps all).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <ctime>
 #include <cstdio>
 #include <cstring>
+#include <regex>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -189,17 +192,37 @@ bool add_kernel(const K& kernel) {
     return ok;
 }
 
+// Whether --benchmark_filter=`filter` can select a benchmark of kernel
+// `name` (any tool's name, built in or not: a filter for a peer that is not
+// built still checks the kernel). Google Benchmark matches the filter as an
+// extended regular expression anywhere in the name; "all" and "" select
+// everything, a leading '-' excludes (then every kernel stays).
+bool kernel_selected(const std::string& filter, const char* name) {
+    if (filter.empty() || filter == "all" || filter[0] == '-') return true;
+    try {
+        const std::regex re(filter, std::regex::extended);
+        for (const char* tool : {"primal", "hand", "tapeflow", "adolc", "sacado", "codipack", "codipack_index",
+                                 "codipack_primal", "adept", "xad"})
+            if (std::regex_search(std::string(name) + "/" + tool, re)) return true;
+        return false;
+    } catch (const std::regex_error&) {
+        return true;  // Google Benchmark reports the filter
+    }
+}
+
 }  // namespace
 }  // namespace bench
 
 int main(int argc, char** argv) {
     bool check_only = false;
+    std::string filter;
     std::vector<char*> args;
     for (int i = 0; i < argc; ++i) {
         if (std::strcmp(argv[i], "--check-only") == 0)
             check_only = true;
         else
             args.push_back(argv[i]);
+        if (std::strncmp(argv[i], "--benchmark_filter=", 19) == 0) filter = argv[i] + 19;
     }
     int n = int(args.size());
     benchmark::Initialize(&n, args.data());
@@ -229,7 +252,9 @@ int main(int argc, char** argv) {
 #else
     std::fprintf(stderr, "XAD not given at build time: its benchmarks are skipped\n");
 #endif
-    const bool ok = bench::for_each_kernel([](const auto& k) { return bench::add_kernel(k); });
+    const bool ok = bench::for_each_kernel([&](const auto& k) {
+        return !bench::kernel_selected(filter, std::decay_t<decltype(k)>::name) || bench::add_kernel(k);
+    });
     if (!ok) {
         std::fprintf(stderr, "gradient check FAILED: not timing anything\n");
         return 1;
