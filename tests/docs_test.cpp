@@ -23,10 +23,10 @@
 
 #include <algorithm>
 #include <cctype>
-#include <sstream>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <sstream>
 #include <string>
 #include <vector>
 
