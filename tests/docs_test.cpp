@@ -66,7 +66,6 @@ std::vector<fs::path> markdown_files() {
 
 // A block of a doc marked as copied from `source`.
 struct verbatim_block {
-    fs::path doc;
     std::size_t line = 0;  // 1-based line of the marker
     std::string source;    // relative to the source tree
     std::vector<std::string> code;
@@ -76,14 +75,12 @@ struct verbatim_block {
 const std::string marker_begin = "<!-- verbatim: ";
 const std::string marker_end = " -->";
 
-std::vector<verbatim_block> verbatim_blocks(const fs::path& doc) {
-    const std::vector<std::string> lines = read_lines(doc);
+std::vector<verbatim_block> verbatim_blocks(const std::vector<std::string>& lines) {
     std::vector<verbatim_block> blocks;
     for (std::size_t i = 0; i < lines.size(); ++i) {
         const std::string& l = lines[i];
         if (l.rfind(marker_begin, 0) != 0) continue;
         verbatim_block b;
-        b.doc = doc;
         b.line = i + 1;
         if (l.size() > marker_begin.size() + marker_end.size() &&
             l.compare(l.size() - marker_end.size(), marker_end.size(), marker_end) == 0)
@@ -328,15 +325,15 @@ private:
 TEST_CASE("every block a doc marks as verbatim is the example's code, line for line") {
     std::size_t checked = 0;
     for (const fs::path& doc : markdown_files()) {
-        for (const verbatim_block& b : verbatim_blocks(doc)) {
+        for (const verbatim_block& b : verbatim_blocks(read_lines(doc))) {
             INFO(doc.filename().string() << " line " << b.line << ": " << marker_begin << b.source << marker_end);
             const fs::path source = source_dir / b.source;
-            const bool well_formed = !b.source.empty() && b.fenced && !b.code.empty();
-            CHECK(!b.source.empty());
+            const bool named = !b.source.empty(), exists = named && fs::is_regular_file(source);
+            CHECK(named);
             CHECK(b.fenced);  // a ``` block right after the marker, closed
             CHECK(!b.code.empty());
-            CHECK(fs::is_regular_file(source));
-            if (!well_formed || !fs::is_regular_file(source)) continue;  // reported; check the others
+            CHECK(exists);
+            if (!(exists && b.fenced && !b.code.empty())) continue;  // reported; check the others
             const std::vector<std::string> file = read_lines(source);
             const match m = find_block(file, b.code);
             if (!m.found) {
@@ -362,6 +359,7 @@ TEST_CASE("a doc that calls a block verbatim marks it for the check") {
     std::size_t claims = 0;
     for (const fs::path& doc : markdown_files()) {
         const std::vector<std::string> lines = read_lines(doc);
+        const std::vector<verbatim_block> blocks = verbatim_blocks(lines);
         for (std::size_t i = 0; i < lines.size(); ++i) {
             const std::string l = lower(lines[i]);
             if (l.find("*verbatim") == std::string::npos || l.find("code marked") != std::string::npos) continue;
@@ -374,11 +372,12 @@ TEST_CASE("a doc that calls a block verbatim marks it for the check") {
                     ++e;
                 named = lines[i].substr(at, e - at);
             }
-            std::string marked;  // the file of the first marker after the claim
-            for (std::size_t j = i + 1; j < lines.size() && j <= i + 6 && marked.empty(); ++j)
-                if (lines[j].rfind(marker_begin, 0) == 0 && lines[j].size() > marker_begin.size() + marker_end.size())
-                    marked = lines[j].substr(marker_begin.size(),
-                                             lines[j].size() - marker_begin.size() - marker_end.size());
+            std::string marked;  // the file of the first marker in the 6 lines after the claim
+            for (const verbatim_block& b : blocks)
+                if (b.line > i + 1 && b.line <= i + 7) {
+                    marked = b.source;
+                    break;
+                }
             INFO(doc.filename().string() << " line " << i + 1 << " calls a block verbatim"
                                          << (named.empty() ? std::string() : " from " + named));
             INFO("no \"" << marker_begin << "<file>" << marker_end
