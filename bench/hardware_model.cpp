@@ -173,22 +173,11 @@ std::vector<std::string> split(const std::string& s) {
 
 // ---- the model on the kernels ----------------------------------------------
 
-// Horowitz (ISSCC 2014) SRAM energy per byte for a given capacity: 8 KB
-// 1.25, 32 KB 2.5, 1 MB 12.5 pJ/B, log-log interpolated, constant outside.
-double horowitz_sram_pj_per_byte(std::size_t bytes) {
-    const double kb[] = {8, 32, 1024}, pj[] = {1.25, 2.5, 12.5};
-    const double s = double(bytes) / 1024.0;
-    if (s <= kb[0]) return pj[0];
-    if (s >= kb[2]) return pj[2];
-    const int i = s <= kb[1] ? 0 : 1;
-    const double t = std::log(s / kb[i]) / std::log(kb[i + 1] / kb[i]);
-    return std::exp(std::log(pj[i]) + t * std::log(pj[i + 1] / pj[i]));
-}
-
 struct model_run {
     std::string kernel, mode;
     tapeflow::hardware_config hw;
     std::size_t tile_bytes = 0, scratchpad_bytes = 0;
+    double scratchpad_pj_per_byte = 0;  // what the model charged
     tapeflow::tape_statistics stats;
     tapeflow::layout_summary flow, conv;
     std::uint64_t sweep_dram_read = 0, sweep_dram_written = 0;  // tapeflow layout, during the sweep
@@ -204,7 +193,8 @@ model_run run_model(const K& kernel, const std::string& mode, std::size_t sram) 
     r.kernel = K::name;
     r.mode = mode;
     r.hw.sram_bytes = sram;
-    r.hw.sram_pj_per_byte = horowitz_sram_pj_per_byte(sram);
+    // energies per byte from the sizes (hw/hardware_config.hpp): the SRAM's
+    // and the scratchpad's each its own
     tapeflow::tape_options options;
     if (mode == "scratchpad") {
         options.scratchpad = true;
@@ -231,6 +221,7 @@ model_run run_model(const K& kernel, const std::string& mode, std::size_t sram) 
     r.flow = model->tapeflow();
     r.conv = model->conventional();
     r.scratchpad_bytes = options.scratchpad ? 2 * r.tile_bytes : 0;
+    r.scratchpad_pj_per_byte = model->structures()[0].pj_per_byte;
     // DRAM reads of the sweep: the layers' (tile staging, tape lines, adjoint
     // line fills); its DRAM writes: the adjoint write-backs, which the model
     // counts in the totals when the sweep ends
@@ -277,7 +268,7 @@ void print_ratio(const char* what, double a, double b, double c) {
 void print_kernel(const model_run& pad, const model_run& direct) {
     std::printf("\n%s, SRAM %s (%.3g pJ/B), DRAM %.0f pJ/B: %llu statements, %s of tape, %zu adjoints; "
                 "gradient %.3f s with the model, %.3f s without\n",
-                pad.kernel.c_str(), human(double(pad.hw.sram_bytes)).c_str(), pad.hw.sram_pj_per_byte,
+                pad.kernel.c_str(), human(double(pad.hw.sram_bytes)).c_str(), pad.hw.sram_energy(),
                 pad.hw.dram_pj_per_byte, (unsigned long long)pad.stats.statements,
                 human(double(pad.stats.record_bytes)).c_str(), pad.stats.adjoint_bytes / sizeof(double),
                 pad.model_seconds, pad.plain_seconds);
@@ -315,6 +306,7 @@ void json_summary(std::ostream& o, const tapeflow::layout_summary& s) {
     o << "{\"sram_needed_bytes\": " << s.sram_needed_bytes << ", \"peak_on_chip_bytes\": " << s.peak_on_chip_bytes
       << ", \"dram_bytes\": " << dram(s) << ", \"sram_bytes\": " << sram_bytes(s)
       << ", \"file_bytes\": " << s.total.bytes(tapeflow::memory_level::file) << ", \"energy_pj\": " << s.energy_pj
+      << ", \"on_chip_energy_pj\": " << s.on_chip_energy_pj
       << ", \"tape_bytes_written\": " << s.tape_bytes_written << ", \"tape_bytes_swept\": " << s.tape_bytes_swept
       << ", \"adjoint_accesses\": " << s.adjoint_accesses << ", \"adjoint_misses\": " << s.adjoint_misses
       << ", \"write_backs\": " << s.write_backs
@@ -326,10 +318,11 @@ void json_summary(std::ostream& o, const tapeflow::layout_summary& s) {
 void json_run(std::ostream& o, const model_run& r) {
     o.precision(17);
     o << "    {\"kernel\": \"" << r.kernel << "\", \"mode\": \"" << r.mode << "\", \"sram_bytes\": " << r.hw.sram_bytes
-      << ", \"line_bytes\": " << r.hw.line_bytes << ", \"sram_pj_per_byte\": " << r.hw.sram_pj_per_byte
+      << ", \"line_bytes\": " << r.hw.line_bytes << ", \"sram_pj_per_byte\": " << r.hw.sram_energy()
       << ", \"dram_pj_per_byte\": " << r.hw.dram_pj_per_byte << ", \"file_pj_per_byte\": " << r.hw.file_pj_per_byte
       << ", \"needed_hit_fraction\": " << r.hw.needed_hit_fraction << ", \"tile_bytes\": " << r.tile_bytes
-      << ", \"scratchpad_bytes\": " << r.scratchpad_bytes << ", \"statements\": " << r.stats.statements
+      << ", \"scratchpad_bytes\": " << r.scratchpad_bytes << ", \"scratchpad_pj_per_byte\": "
+      << r.scratchpad_pj_per_byte << ", \"statements\": " << r.stats.statements
       << ", \"arguments\": " << r.stats.arguments << ", \"record_bytes\": " << r.stats.record_bytes
       << ", \"adjoint_bytes\": " << r.stats.adjoint_bytes << ", \"tiles\": " << r.stats.tiles
       << ", \"layers\": " << r.layers << ", \"sweep_dram_read\": " << r.sweep_dram_read

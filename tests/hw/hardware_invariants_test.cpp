@@ -97,10 +97,14 @@ hardware_config small_config() {
     hardware_config c;
     c.sram_bytes = 2048 + 64 * 64;
     c.sram_pj_per_byte = 1.25;
+    c.scratchpad_pj_per_byte = 0.75;
     c.dram_pj_per_byte = 160;
     c.file_pj_per_byte = 3000;
     return c;
 }
+
+/// Whether a configuration's tape records into the scratchpad.
+bool streaming_of(const configuration& c) { return c.scratchpad || c.budget != unlimited; }
 
 /// The sum of c[0] .. c[N-1] as ONE statement: a long record when N >= 31.
 template <std::size_t... I>
@@ -244,9 +248,29 @@ TEST_CASE("hardware model invariants on random programs", "[hw][random]") {
                 check(v.adjoint_accesses == n * (st.statements + st.arguments),
                       "conventional adjoint accesses != n x (statements + pairs)" + sweep);
 
-                // energy
+                // the on-chip structures add up to the SRAM level: the totals,
+                // every region and every layer (on_chip[0] the scratchpad,
+                // [1] the SRAM; no scratchpad bytes without a scratchpad)
+                const auto adds_up = [&](const traffic& t) {
+                    std::uint64_t sum = 0;
+                    for (std::uint64_t b : t.on_chip) sum += b;
+                    return sum == t.bytes(sram) && (streaming_of(c) || t.on_chip[0] == 0);
+                };
+                check(adds_up(f.total) && adds_up(v.total) && v.total.on_chip[0] == 0,
+                      "on-chip structures do not add up to the SRAM bytes (totals)" + sweep);
+                for (const auto& region : model->regions())
+                    check(adds_up(region.tapeflow) && adds_up(region.conventional),
+                          "on-chip structures do not add up to the SRAM bytes (region " + region.label + ")" + sweep);
+                for (const auto& l : model->layers())
+                    check(adds_up(l.tapeflow), "on-chip structures do not add up to the SRAM bytes (a layer)" + sweep);
+                std::uint64_t summarized = 0;
+                for (const auto& one : f.structures) summarized += one.bytes;
+                check(summarized == f.total.bytes(sram), "layout_summary::structures != SRAM bytes" + sweep);
+
+                // energy: the scratchpad's bytes at its energy, the SRAM's at its own
                 const auto energy = [&](const traffic& t) {
-                    return double(t.bytes(sram)) * config.sram_pj_per_byte +
+                    return double(t.on_chip[0]) * config.scratchpad_pj_per_byte +
+                           double(t.on_chip[1]) * config.sram_pj_per_byte +
                            double(t.bytes(dram)) * config.dram_pj_per_byte +
                            double(t.bytes(file)) * config.file_pj_per_byte;
                 };
@@ -320,7 +344,7 @@ TEST_CASE("hardware model invariants on random programs", "[hw][random]") {
                 check(model->layers().size() == (st.statements == 0 ? 0 : n * st.tiles), "layers != tiles" + sweep);
 
                 // the recording: where it went, and the moves out of the scratchpad
-                const bool streaming = c.scratchpad || c.budget != unlimited;
+                const bool streaming = streaming_of(c);
                 const memory_level level = streaming ? sram : dram;
                 check(wr(tally->recorded_bytes, level) == st.record_bytes, "recorded() bytes != record_bytes" + sweep);
                 if (streaming) {

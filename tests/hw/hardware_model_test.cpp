@@ -638,6 +638,7 @@ TEST_CASE("(f) energy == bytes x pJ per byte, non-default configuration") {
     config.sram_bytes = 4096;  // 128 lines of 32 B; the scratchpad takes 64: 64 left
     config.line_bytes = 32;
     config.sram_pj_per_byte = 1.5;
+    config.scratchpad_pj_per_byte = 0.5;
     config.dram_pj_per_byte = 100;
     config.file_pj_per_byte = 1000;
     tapeflow_test::temp_directory dir;
@@ -659,28 +660,63 @@ TEST_CASE("(f) energy == bytes x pJ per byte, non-default configuration") {
     e.sram_written = 3640 + 3640 + 3120 + 32;  // 10432
     e.sram_read = 3640 + 3640 + 3120;          // 10400
     check_traffic(f.total, e, "tapeflow totals, 32-byte lines");
-    // (10432 + 10400) x 1.5 + (2048 + 2016) x 100 + (1624 + 1624) x 1000
-    //   = 31248 + 406400 + 3248000 = 3685648 (exact in double)
-    CHECK(f.energy_pj == 3685648.0);
-    CHECK(f.total.energy_pj(config) == 3685648.0);
+    // the SRAM bytes by structure: the scratchpad has the records (written
+    // by recording and staging, read by the close and the sweep), the SRAM
+    // the adjoints (3120 read, 3120 + 32 written)
+    REQUIRE(f.structures.size() == 2);
+    CHECK(f.structures[0].structure.name == "scratchpad");
+    CHECK(f.structures[0].structure.capacity == 2048);  // two tiles
+    CHECK(f.structures[0].bytes == 4 * 3640);
+    CHECK(f.structures[1].structure.name == "SRAM");
+    CHECK(f.structures[1].structure.capacity == 4096);
+    CHECK(f.structures[1].bytes == 3120 + 3120 + 32);
+    CHECK(f.structures[1].misses == 1);
+    // 14560 x 0.5 + 6272 x 1.5 + (2048 + 2016) x 100 + (1624 + 1624) x 1000
+    //   = 7280 + 9408 + 406400 + 3248000 = 3671088 (exact in double)
+    CHECK(f.structures[0].energy_pj == 7280.0);
+    CHECK(f.structures[1].energy_pj == 9408.0);
+    CHECK(f.energy_pj == 3671088.0);
+    CHECK(f.on_chip_energy_pj == 7280.0 + 9408.0);
+    CHECK(model->energy_pj(f.total) == 3671088.0);
     CHECK(model->config().sram_pj_per_byte == 1.5);
 
     // the conventional layout, each region and each layer by the same rule
     const auto c = model->conventional();
+    REQUIRE(c.structures.size() == 1);  // no scratchpad
+    CHECK(c.structures[0].bytes == c.total.bytes(sram));
     CHECK(c.energy_pj == double(c.total.bytes(sram)) * 1.5 + double(c.total.bytes(dram)) * 100 +
                              double(c.total.bytes(file)) * 1000);
     CHECK(c.total.bytes(file) == 0);
     for (const auto& l : model->layers())
-        CHECK(l.tapeflow.energy_pj(config) == double(l.tapeflow.bytes(sram)) * 1.5 +
+        CHECK(model->energy_pj(l.tapeflow) == double(l.tapeflow.on_chip[0]) * 0.5 +
+                                                   double(l.tapeflow.on_chip[1]) * 1.5 +
                                                    double(l.tapeflow.bytes(dram)) * 100 +
                                                    double(l.tapeflow.bytes(file)) * 1000);
     // the default figures are the documented ones
     const hardware_config defaults;
     CHECK(defaults.sram_bytes == 1024 * 1024);
     CHECK(defaults.line_bytes == 64);
-    CHECK(defaults.sram_pj_per_byte == 12.5);  // 100 pJ / 8 B
+    CHECK(defaults.sram_pj_per_byte == 0);  // from the size:
+    CHECK(defaults.sram_energy() == Approx(12.5));  // 100 pJ / 8 B at 1 MiB
+    CHECK(defaults.scratchpad_pj_per_byte == 0);
+    CHECK(defaults.inner_caches.empty());
     CHECK(defaults.dram_pj_per_byte == 250);   // 2 nJ / 8 B
     CHECK(defaults.file_pj_per_byte == 2500);
+}
+
+TEST_CASE("(f) the scratchpad's energy comes from its size unless set") {
+    auto model = std::make_shared<hardware_model>();  // defaults: both from the sizes
+    tapeflow::tape t(options_with(model, 4096, true));
+    Real x = 1.001, y = 0.5;
+    sweep_from(t, record_chain(t, x, y, 500));
+    const std::vector<tapeflow::on_chip_structure> s = model->structures();
+    REQUIRE(s.size() == 2);
+    CHECK(s[0].capacity == 8192);  // two 4 KiB tiles
+    CHECK(s[0].pj_per_byte == Approx(1.25));  // Horowitz: 10 pJ per 64 bits at 8 KiB
+    CHECK(s[1].pj_per_byte == Approx(12.5));  // the 1 MiB SRAM
+    const auto f = model->tapeflow();
+    CHECK(f.energy_pj == Approx(double(f.total.on_chip[0]) * 1.25 + double(f.total.on_chip[1]) * 12.5 +
+                                double(f.total.bytes(dram)) * 250));
 }
 
 // ---- (g), (h) a small SRAM ---------------------------------------------------------------
@@ -796,6 +832,154 @@ TEST_CASE("(g) a 4-line adjoint cache, the recording swept twice: each eviction 
     check_traffic(f.total, e, "tapeflow totals, two sweeps");
     REQUIRE(model->layers().size() == 2);
     CHECK(model->layers()[1].sweep == 1);
+}
+
+TEST_CASE("(g) two cache levels: a 2-line L1 in front of the 4-line adjoint cache") {
+    // the program of the test above; the same distances. L1 (2 lines) hits
+    // when the distance is below 2: never, so all 15 accesses miss it; the
+    // SRAM (4 lines left by the scratchpad) misses the same 8 as alone
+    hardware_config config;
+    config.sram_bytes = 36 * 64;
+    config.inner_caches = {{"L1", 2 * 64, 0}};
+    auto model = std::make_shared<hardware_model>(config);
+    tapeflow::tape t(options_with(model, 1024, true));
+    small_sram_program(t);
+    const auto f = model->tapeflow();
+    CHECK(f.adjoint_accesses == 15);
+    CHECK(f.adjoint_misses == 8);  // the last level's: what goes to DRAM
+    CHECK(f.write_backs == 4);
+    REQUIRE(f.structures.size() == 3);
+    CHECK(f.structures[1].structure.name == "L1");
+    CHECK(f.structures[1].misses == 15);
+    CHECK(f.structures[2].misses == 8);
+    // scratchpad: record, close, stage, sweep: 4 x 140
+    CHECK(f.total.on_chip[0] == 4 * 140);
+    // L1: 15 accesses x 8 B read and written, 15 fills, 13 lines written back
+    // to the SRAM (15 filled - the 2 still cached: L4 and L3, the last two)
+    CHECK(f.total.on_chip[1] == 15 * 16 + 15 * 64 + 13 * 64);
+    // SRAM: the 15 lines of L1's fills read from it (8 of them first filled
+    // from DRAM: written into it), the 13 lines from L1 written, the 4 lines
+    // written back to DRAM read
+    CHECK(f.total.on_chip[2] == 15 * 64 + 8 * 64 + 13 * 64 + 4 * 64);
+    CHECK(f.total.on_chip[3] == 0);
+    CHECK(f.total.on_chip[0] + f.total.on_chip[1] + f.total.on_chip[2] == f.total.bytes(sram));
+    // DRAM as with the SRAM alone (test above): the inner level changes
+    // only what happens on chip
+    CHECK(rd(f.total, dram) == 140 + 8 * 64);
+    CHECK(wr(f.total, dram) == 140 + 4 * 64);
+    // energy: each structure at its own size's figure (L1 128 B, below the
+    // smallest published size: the power law extended)
+    const std::vector<tapeflow::on_chip_structure> s = model->structures();
+    REQUIRE(s.size() == 3);
+    CHECK(s[1].pj_per_byte == Approx(tapeflow::sram_pj_per_byte_of(128)));
+    CHECK(s[1].pj_per_byte < s[2].pj_per_byte);
+    CHECK(f.energy_pj == Approx(double(f.total.on_chip[0]) * s[0].pj_per_byte +
+                                double(f.total.on_chip[1]) * s[1].pj_per_byte +
+                                double(f.total.on_chip[2]) * s[2].pj_per_byte + double(f.total.bytes(dram)) * 250));
+
+    // conventional: the SRAM's misses and DRAM bytes as with the SRAM alone
+    // (test above: 6 adjoint misses, 10 lines from DRAM, 160 B written)
+    const auto c = model->conventional();
+    CHECK(c.adjoint_misses == 6);
+    CHECK(rd(c.total, dram) == 10 * 64);
+    CHECK(wr(c.total, dram) == 5 * 32);
+    REQUIRE(c.structures.size() == 2);  // L1, SRAM: no scratchpad
+    CHECK(c.structures[0].misses >= c.structures[1].misses);
+    CHECK(c.structures[0].bytes + c.structures[1].bytes == c.total.bytes(sram));
+}
+
+TEST_CASE("(g) cache levels of a hierarchy miss as caches of their sizes alone") {
+    // the stack property: an access misses an LRU cache of capacity C when
+    // its distance is C or more, whatever the other levels are; so level j
+    // of a hierarchy misses exactly what a single cache of its size misses
+    auto record = [](const hardware_config& config) {
+        auto model = std::make_shared<hardware_model>(config);
+        tapeflow::tape t(options_with(model, 1024, false));  // direct: the tape lines go through the caches
+        std::vector<Real> x(300);
+        t.start_recording();
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            x[i] = 0.001 * double(i + 1);
+            t.register_input(x[i]);
+        }
+        for (int step = 0; step < 4; ++step)
+            for (std::size_t i = 0; i < x.size(); ++i) x[i] = x[i] * x[(i * 7 + 3) % x.size()] + 0.5;
+        Real f = 0.0;
+        for (const Real& v : x) f += v;
+        t.register_output(f);
+        t.stop_recording();
+        sweep_from(t, f);
+        return std::make_pair(model->tapeflow(), model->conventional());
+    };
+    hardware_config levels;
+    levels.inner_caches = {{"L1", 16 * 64, 0}, {"L2", 64 * 64, 0}};
+    levels.sram_bytes = 256 * 64;
+    const auto all = record(levels);
+    const std::size_t sizes[] = {16 * 64, 64 * 64, 256 * 64};
+    for (std::size_t j = 0; j < 3; ++j) {
+        hardware_config one;
+        one.sram_bytes = sizes[j];
+        const auto alone = record(one);
+        INFO("level " << j);
+        CHECK(all.first.structures[j].misses == alone.first.adjoint_misses);
+        CHECK(all.second.structures[j].misses == alone.second.adjoint_misses);
+        if (j == 2) {  // the last level: the same DRAM traffic as one cache of its size
+            CHECK(all.first.total.bytes(dram) == alone.first.total.bytes(dram));
+            CHECK(all.second.total.bytes(dram) == alone.second.total.bytes(dram));
+            CHECK(all.first.write_backs == alone.first.write_backs);
+        }
+    }
+    CHECK(all.first.structures[0].misses > all.first.structures[2].misses);  // the sizes matter here
+}
+
+TEST_CASE("(g) a hardware_config that cannot describe caches is refused") {
+    hardware_config c;
+    c.inner_caches = {{"L1", 4096, 0}, {"L2", 2048, 0}};  // shrinking
+    CHECK_THROWS_AS(hardware_model(c), tapeflow::usage_error);
+    c.inner_caches = {{"L1", 4096, 0}, {"L2", c.sram_bytes, 0}};  // as large as the SRAM
+    CHECK_THROWS_AS(hardware_model(c), tapeflow::usage_error);
+    c.inner_caches = {{"L0", 1024, 0}, {"L1", 4096, 0}, {"L2", 8192, 0}, {"L3", 16384, 0}};  // four
+    CHECK_THROWS_WITH(hardware_model(c), Catch::Contains("at most 3"));
+    c.inner_caches = {{"L1", 32, 0}};  // less than a line
+    CHECK_THROWS_AS(hardware_model(c), tapeflow::usage_error);
+    c.inner_caches = {};
+    c.line_bytes = 0;
+    CHECK_THROWS_WITH(hardware_model(c), Catch::Contains("line_bytes"));
+}
+
+TEST_CASE("(g) the configurations of a CPU and of an accelerator") {
+    const hardware_config cpu = hardware_config::cpu();
+    REQUIRE(cpu.inner_caches.size() == 2);
+    CHECK(cpu.inner_caches[0].name == "L1");
+    CHECK(cpu.inner_caches[0].bytes == 32 * 1024);
+    CHECK(cpu.inner_caches[1].name == "L2");
+    CHECK(cpu.inner_caches[1].bytes == 1024 * 1024);
+    CHECK(cpu.sram_name == "L3");
+    CHECK(cpu.sram_bytes == 32 * 1024 * 1024);
+    CHECK_NOTHROW(hardware_model(cpu));
+    const hardware_config acc = hardware_config::accelerator(128 * 1024);
+    CHECK(acc.inner_caches.empty());
+    CHECK(acc.sram_bytes == 128 * 1024);
+    CHECK(hardware_config::accelerator().sram_bytes == 64 * 1024);
+}
+
+TEST_CASE("(f) SRAM energy per byte from the capacity: Horowitz's figures, between and beyond them") {
+    using tapeflow::sram_pj_per_byte_of;
+    // 10, 20 and 100 pJ per 64-bit access at 8 KiB, 32 KiB, 1 MiB
+    CHECK(sram_pj_per_byte_of(8 * 1024) == Approx(10.0 / 8));
+    CHECK(sram_pj_per_byte_of(32 * 1024) == Approx(20.0 / 8));
+    CHECK(sram_pj_per_byte_of(1024 * 1024) == Approx(100.0 / 8));
+    // between: a power law per segment (x2 per x4 below 32 KiB, x5 per x32 above)
+    CHECK(sram_pj_per_byte_of(16 * 1024) == Approx(1.25 * std::sqrt(2.0)));
+    CHECK(sram_pj_per_byte_of(32 * 1024 * 32 / 2) == Approx(2.5 * std::pow(5.0, 0.8)));  // 512 KiB
+    // beyond: the nearest segment's law extended
+    CHECK(sram_pj_per_byte_of(4 * 1024) == Approx(1.25 / std::sqrt(2.0)));
+    CHECK(sram_pj_per_byte_of(32 * 1024 * 1024) == Approx(12.5 * 5));
+    // larger costs more, at every size
+    double before = 0;
+    for (std::size_t b = 64; b <= (std::size_t(1) << 30); b *= 2) {
+        CHECK(sram_pj_per_byte_of(b) > before);
+        before = sram_pj_per_byte_of(b);
+    }
 }
 
 TEST_CASE("(h) SRAM needed and peak on-chip bytes") {

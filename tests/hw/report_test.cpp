@@ -26,8 +26,8 @@ const char* const odd_label = "inner, \"quoted\"\\path";  // a comma, quotes, a 
 // A small program with nested and repeated regions, on a tape with the
 // tapeflow layout that keeps 2 tiles in memory and spills the rest (so
 // every level moves bytes), swept twice.
-std::shared_ptr<tapeflow::hardware_model> recorded_model() {
-    auto model = std::make_shared<tapeflow::hardware_model>();
+std::shared_ptr<tapeflow::hardware_model> recorded_model(const tapeflow::hardware_config& config = {}) {
+    auto model = std::make_shared<tapeflow::hardware_model>(config);
     tapeflow::tape_options options;
     options.tile_bytes = 1024;
     options.scratchpad = true;
@@ -120,12 +120,12 @@ double real(const std::string& text) {
 
 // Checks the 6 byte counts and the energy of one layout, from field `at` on.
 void check_csv_traffic(const std::vector<std::string>& f, std::size_t at, const tapeflow::traffic& t,
-                       const tapeflow::hardware_config& c) {
+                       const tapeflow::hardware_model& m) {
     for (std::size_t l = 0; l < tapeflow::memory_level_count; ++l) {
         CHECK(integer(f[at + 2 * l]) == t.read[l]);
         CHECK(integer(f[at + 2 * l + 1]) == t.written[l]);
     }
-    CHECK(real(f[at + 6]) == t.energy_pj(c));  // shortest round-trip form: exact
+    CHECK(real(f[at + 6]) == m.energy_pj(t));  // shortest round-trip form: exact
 }
 
 // ---- JSON -------------------------------------------------------------------
@@ -239,7 +239,7 @@ private:
 };
 
 void check_json_traffic(const std::map<std::string, std::string>& json, const std::string& at,
-                        const tapeflow::traffic& t, const tapeflow::hardware_config& c) {
+                        const tapeflow::traffic& t, const tapeflow::hardware_model& m) {
     const char* levels[] = {"sram", "dram", "file"};
     for (std::size_t l = 0; l < tapeflow::memory_level_count; ++l) {
         INFO(at << " " << levels[l]);
@@ -247,17 +247,26 @@ void check_json_traffic(const std::map<std::string, std::string>& json, const st
         CHECK(integer(json.at(at + "." + levels[l] + "_written")) == t.written[l]);
     }
     CHECK(integer(json.at(at + ".records")) == t.records);
-    CHECK(real(json.at(at + ".energy_pj")) == t.energy_pj(c));
+    CHECK(real(json.at(at + ".energy_pj")) == m.energy_pj(t));
 }
 
 void check_json_summary(const std::map<std::string, std::string>& json, const std::string& at,
-                        const tapeflow::layout_summary& s, const tapeflow::hardware_config& c) {
-    check_json_traffic(json, at, s.total, c);
+                        const tapeflow::layout_summary& s, const tapeflow::hardware_model& m) {
+    check_json_traffic(json, at, s.total, m);
     CHECK(real(json.at(at + ".energy_pj")) == s.energy_pj);
     CHECK(integer(json.at(at + ".tape_bytes_written")) == s.tape_bytes_written);
     CHECK(integer(json.at(at + ".tape_bytes_swept")) == s.tape_bytes_swept);
     CHECK(integer(json.at(at + ".adjoint_accesses")) == s.adjoint_accesses);
     CHECK(integer(json.at(at + ".adjoint_misses")) == s.adjoint_misses);
+    for (std::size_t i = 0; i < s.structures.size(); ++i) {
+        const std::string one = at + ".structures[" + std::to_string(i) + "]";
+        CHECK(json.at(one + ".name") == s.structures[i].structure.name);
+        CHECK(integer(json.at(one + ".bytes")) == s.structures[i].bytes);
+        CHECK(real(json.at(one + ".energy_pj")) == s.structures[i].energy_pj);
+        CHECK(integer(json.at(one + ".misses")) == s.structures[i].misses);
+    }
+    CHECK(json.count(at + ".structures[" + std::to_string(s.structures.size()) + "].name") == 0);
+    CHECK(real(json.at(at + ".on_chip_energy_pj")) == s.on_chip_energy_pj);
     CHECK(integer(json.at(at + ".write_backs")) == s.write_backs);
     CHECK(integer(json.at(at + ".sram_needed_bytes")) == s.sram_needed_bytes);
     CHECK(integer(json.at(at + ".peak_on_chip_bytes")) == s.peak_on_chip_bytes);
@@ -293,7 +302,6 @@ TEST_CASE("the program moves bytes at every level, in regions and outside") {
 
 TEST_CASE("the CSV holds the model's exact numbers, one row per region, the rest and the total") {
     const auto model = recorded_model();
-    const tapeflow::hardware_config& c = model->config();
     const std::vector<std::string> lines = lines_of(tapeflow::to_csv(*model));
     const auto& regions = model->regions();
     REQUIRE(lines.size() == 1 + regions.size() + 2);
@@ -318,8 +326,8 @@ TEST_CASE("the CSV holds the model's exact numbers, one row per region, the rest
         CHECK(f[2] == regions[i].label);
         CHECK(integer(f[3]) == regions[i].depth);
         CHECK(integer(f[4]) == regions[i].tapeflow.records);
-        check_csv_traffic(f, 5, regions[i].tapeflow, c);
-        check_csv_traffic(f, 12, regions[i].conventional, c);
+        check_csv_traffic(f, 5, regions[i].tapeflow, *model);
+        check_csv_traffic(f, 12, regions[i].conventional, *model);
         sum_flow += regions[i].tapeflow;
         sum_conv += regions[i].conventional;
     }
@@ -332,8 +340,8 @@ TEST_CASE("the CSV holds the model's exact numbers, one row per region, the rest
     CHECK(total[0] == "total");
     CHECK(total[1].empty());
     const tapeflow::layout_summary flow = model->tapeflow(), conv = model->conventional();
-    check_csv_traffic(total, 5, flow.total, c);
-    check_csv_traffic(total, 12, conv.total, c);
+    check_csv_traffic(total, 5, flow.total, *model);
+    check_csv_traffic(total, 12, conv.total, *model);
     CHECK(real(total[11]) == flow.energy_pj);
     CHECK(real(total[18]) == conv.energy_pj);
     CHECK(integer(total[4]) == flow.total.records);
@@ -350,7 +358,10 @@ TEST_CASE("the CSV holds the model's exact numbers, one row per region, the rest
 }
 
 TEST_CASE("the JSON is well formed and holds the config, totals, regions and layers") {
-    const auto model = recorded_model();
+    tapeflow::hardware_config config;  // an inner cache whose name needs escaping
+    config.inner_caches = {{"L1 \"small\"", 512, 0}};
+    config.dram_pj_per_byte = 200;
+    const auto model = recorded_model(config);
     const tapeflow::hardware_config& c = model->config();
     const std::string text = tapeflow::to_json(*model);
 
@@ -379,12 +390,27 @@ TEST_CASE("the JSON is well formed and holds the config, totals, regions and lay
     CHECK(integer(json.at("config.sram_bytes")) == c.sram_bytes);
     CHECK(integer(json.at("config.line_bytes")) == c.line_bytes);
     CHECK(real(json.at("config.sram_pj_per_byte")) == c.sram_pj_per_byte);
+    CHECK(real(json.at("config.scratchpad_pj_per_byte")) == c.scratchpad_pj_per_byte);
+    CHECK(json.at("config.sram_name") == "SRAM");
+    CHECK(json.at("config.inner_caches[0].name") == "L1 \"small\"");
+    CHECK(integer(json.at("config.inner_caches[0].bytes")) == 512);
+    CHECK(json.count("config.inner_caches[1].name") == 0);
     CHECK(real(json.at("config.dram_pj_per_byte")) == c.dram_pj_per_byte);
     CHECK(real(json.at("config.file_pj_per_byte")) == c.file_pj_per_byte);
     CHECK(real(json.at("config.needed_hit_fraction")) == c.needed_hit_fraction);
 
-    check_json_summary(json, "totals.tapeflow", model->tapeflow(), c);
-    check_json_summary(json, "totals.conventional", model->conventional(), c);
+    // the structures the model charges: the scratchpad, L1, the SRAM
+    const std::vector<tapeflow::on_chip_structure> structures = model->structures();
+    REQUIRE(structures.size() == 3);
+    for (std::size_t i = 0; i < structures.size(); ++i) {
+        const std::string at = "structures[" + std::to_string(i) + "]";
+        CHECK(json.at(at + ".name") == structures[i].name);
+        CHECK(integer(json.at(at + ".capacity")) == structures[i].capacity);
+        CHECK(real(json.at(at + ".pj_per_byte")) == structures[i].pj_per_byte);
+    }
+    CHECK(json.count("structures[3].name") == 0);
+    check_json_summary(json, "totals.tapeflow", model->tapeflow(), *model);
+    check_json_summary(json, "totals.conventional", model->conventional(), *model);
 
     const auto& regions = model->regions();
     for (std::size_t i = 0; i < regions.size(); ++i) {
@@ -392,8 +418,8 @@ TEST_CASE("the JSON is well formed and holds the config, totals, regions and lay
         CHECK(integer(json.at(at + ".index")) == i);
         CHECK(json.at(at + ".label") == regions[i].label);
         CHECK(integer(json.at(at + ".depth")) == regions[i].depth);
-        check_json_traffic(json, at + ".tapeflow", regions[i].tapeflow, c);
-        check_json_traffic(json, at + ".conventional", regions[i].conventional, c);
+        check_json_traffic(json, at + ".tapeflow", regions[i].tapeflow, *model);
+        check_json_traffic(json, at + ".conventional", regions[i].conventional, *model);
     }
     CHECK(json.count("regions[" + std::to_string(regions.size()) + "].index") == 0);
 
@@ -404,7 +430,7 @@ TEST_CASE("the JSON is well formed and holds the config, totals, regions and lay
         CHECK(integer(json.at(at + ".sweep")) == layers[i].sweep);
         CHECK(integer(json.at(at + ".tile")) == layers[i].tile);
         CHECK(json.at(at + ".level") == levels[std::size_t(layers[i].level)]);
-        check_json_traffic(json, at + ".tapeflow", layers[i].tapeflow, c);
+        check_json_traffic(json, at + ".tapeflow", layers[i].tapeflow, *model);
     }
     CHECK(json.count("layers[" + std::to_string(layers.size()) + "].tile") == 0);
 }
@@ -429,11 +455,12 @@ TEST_CASE("the tables name every region, the totals and the configuration") {
     }
     for (const char* what : {"(not per region)", "total", "SRAM needed", "peak on-chip bytes",
                              "DRAM bytes", "file bytes", "energy", "adjoint misses", "conventional / tapeflow",
-                             "1.0 MiB"})
+                             "1.0 MiB", "on-chip structures", "scratchpad", "12.5 pJ/B", "of it on chip"})
         CHECK(report.find(what) != std::string::npos);
     // header, two column lines, one line per region, the rest and the total; a blank line;
-    // the totals: a header, 12 rows, the hardware line
-    CHECK(lines_of(report).size() == 3 + model->regions().size() + 2 + 1 + 1 + 12 + 1);
+    // the totals: a header, 13 rows; a blank line, the structures: two header lines, the
+    // scratchpad and the SRAM; the hardware line
+    CHECK(lines_of(report).size() == 3 + model->regions().size() + 2 + 1 + 1 + 13 + 1 + 2 + 2 + 1);
 
     const std::string layers = printed([&](std::FILE* f) { tapeflow::print_layers(*model, f); });
     CHECK(lines_of(layers).size() == 2 + model->layers().size());

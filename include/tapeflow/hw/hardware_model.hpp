@@ -12,30 +12,36 @@
 //   model->tapeflow().energy_pj, model->conventional().energy_pj
 //   tapeflow::print_report(*model);  // hw/report.hpp (needs fmt)
 //
-// What is counted (bytes, by level: SRAM, DRAM, file):
+// What is counted (bytes, by level: SRAM, DRAM, file; the SRAM bytes also
+// by on-chip structure: the scratchpad, each cache level, hardware_config.hpp):
 //
 //   tapeflow layout (what the tape does)
-//     recording    records written into the scratchpad (SRAM) or, without
-//                  one, straight into tiles in memory (DRAM)
-//     tile moves   scratchpad -> memory or file: SRAM read + DRAM/file write
-//                  memory or file -> scratchpad: DRAM/file read + SRAM write
-//     sweep        each layer's record bytes read where they are (SRAM when
-//                  staged, else from memory through the cache); adjoints through a
-//                  cache of sram_bytes minus the scratchpad
+//     recording    records written into the scratchpad or, without one,
+//                  straight into tiles in memory (DRAM)
+//     tile moves   scratchpad -> memory or file: scratchpad read + DRAM/file write
+//                  memory or file -> scratchpad: DRAM/file read + scratchpad write
+//     sweep        each layer's record bytes read where they are (the
+//                  scratchpad when staged, else from memory through the
+//                  caches); adjoints through the caches, the last of them
+//                  (the SRAM) less the scratchpad's room
 //
 //   conventional layout (the reference: structure of arrays, whole tape in
 //   DRAM, as in tapes with separate statement/argument streams)
 //     per statement 8 header bytes (lhs, k) + per pair 4 identifier bytes and
 //     sizeof(Scalar) partial bytes, three streams written to DRAM while
-//     recording and read backwards through ONE cache of sram_bytes, which
-//     the adjoints share
+//     recording and read backwards through the same caches as the adjoints
 //
-//   caches: fully associative LRU of line_bytes lines (lru_stack.hpp). An
-//   adjoint access is a read-modify-write of one Scalar (SRAM read + write);
-//   a miss reads a line from DRAM (and fills it: SRAM write); every adjoint
-//   line is dirty, so each line the cache evicted was written back (SRAM
-//   read + DRAM write), counted in the totals when a sweep ends. Lines still
-//   cached then are not written back. Tape lines are clean.
+//   caches: inclusive, fully associative LRU levels of line_bytes lines,
+//   one stack of distances for all (lru_stack.hpp). An adjoint access is a
+//   read-modify-write of one Scalar at the first level; each level it
+//   misses gets the line from the next (DRAM after the last): next level
+//   read + this level written. Every adjoint line is dirty, so each line a
+//   level evicted was written back to the next (this level read + next
+//   written), counted in the totals when a sweep ends. Lines still cached
+//   then are not written back. Tape lines are clean.
+//
+//   energy: each structure's bytes at its own energy per byte (from its
+//   size unless set), DRAM's and the file's at theirs.
 //
 //   every record's adjoint accesses are counted as if its adjoint were not
 //   zero (the sweep skips the pairs of a record whose adjoint is 0; the
@@ -67,34 +73,54 @@
 
 namespace tapeflow {
 
-/// Bytes read and written at each memory level.
+/// Most on-chip structures a model tells apart: the scratchpad, up to three
+/// inner caches and the SRAM (hardware_config).
+inline constexpr std::size_t max_on_chip_structures = 5;
+
+/// Bytes read and written at each memory level, and the on-chip (SRAM)
+/// bytes split by structure: on_chip[0] the scratchpad, on_chip[1 + j]
+/// cache level j (the config's inner caches in order, then the SRAM).
+/// The structures add up to the SRAM level: sum(on_chip) == bytes(sram).
 struct traffic {
     std::array<std::uint64_t, memory_level_count> read{}, written{};
+    std::array<std::uint64_t, max_on_chip_structures> on_chip{};  ///< read + written, by structure
     std::uint64_t records = 0;  ///< records swept
 
     std::uint64_t bytes(memory_level l) const noexcept {
         return read[std::size_t(l)] + written[std::size_t(l)];
-    }
-    /// Picojoules: the bytes at each level times its energy per byte.
-    double energy_pj(const hardware_config& c) const noexcept {
-        return double(bytes(memory_level::sram)) * c.sram_pj_per_byte +
-               double(bytes(memory_level::dram)) * c.dram_pj_per_byte +
-               double(bytes(memory_level::file)) * c.file_pj_per_byte;
     }
     traffic& operator+=(const traffic& o) noexcept {
         for (std::size_t l = 0; l < memory_level_count; ++l) {
             read[l] += o.read[l];
             written[l] += o.written[l];
         }
+        for (std::size_t i = 0; i < max_on_chip_structures; ++i) on_chip[i] += o.on_chip[i];
         records += o.records;
         return *this;
     }
+};
+
+/// One on-chip structure as the model charges it.
+struct on_chip_structure {
+    std::string name;            ///< "scratchpad", an inner cache's name, the SRAM's name
+    std::uint64_t capacity = 0;  ///< bytes (the scratchpad: the largest a sweep saw)
+    double pj_per_byte = 0;      ///< as set, or from the capacity
+};
+
+/// What one layout did at one on-chip structure.
+struct structure_summary {
+    std::size_t index = 0;  ///< in traffic::on_chip and structures(): 0 the scratchpad
+    on_chip_structure structure;
+    std::uint64_t bytes = 0;   ///< read + written
+    double energy_pj = 0;      ///< bytes x pj_per_byte
+    std::uint64_t misses = 0;  ///< adjoint accesses that missed this cache (0 for the scratchpad)
 };
 
 /// What one layout needed.
 struct layout_summary {
     traffic total;
     double energy_pj = 0;
+    double on_chip_energy_pj = 0;  ///< of it, the on-chip structures' (the sum over structures)
     std::uint64_t tape_bytes_written = 0;  ///< record bytes written by recording
     std::uint64_t tape_bytes_swept = 0;    ///< record bytes read by sweeps
     std::uint64_t adjoint_accesses = 0;
@@ -105,6 +131,9 @@ struct layout_summary {
     std::uint64_t sram_needed_bytes = 0;
     /// Most on-chip bytes in use: scratchpad + cached lines.
     std::uint64_t peak_on_chip_bytes = 0;
+    /// Per on-chip structure, in the order of traffic::on_chip; the
+    /// scratchpad only when the layout has one (tapeflow, streaming tape).
+    std::vector<structure_summary> structures;
 };
 
 /// Traffic of one region, both layouts.
@@ -129,13 +158,42 @@ public:
     /// Bytes of one conventional statement header (lhs + k).
     static constexpr std::size_t conventional_header_bytes = 8;
 
-    explicit basic_hardware_model(const hardware_config& config = {}) : config_(config) { clear(); }
+    explicit basic_hardware_model(const hardware_config& config = {}) : config_(config) {
+        check(config_);
+        clear();
+    }
     // Copying a model attached to a tape would split its events; share it
     // through the std::shared_ptr of tape_options::observer instead.
     basic_hardware_model(const basic_hardware_model&) = delete;
     basic_hardware_model& operator=(const basic_hardware_model&) = delete;
 
     const hardware_config& config() const noexcept { return config_; }
+
+    /// The on-chip structures, in the order of traffic::on_chip: the
+    /// scratchpad (capacity: the largest a sweep saw, 0 before the first),
+    /// the inner caches, the SRAM; each with the energy per byte the model
+    /// charges (hardware_config.hpp).
+    std::vector<on_chip_structure> structures() const {
+        std::vector<on_chip_structure> s;
+        // (before a sweep told the scratchpad's size, its bytes cost what the SRAM's do)
+        const double pad = config_.scratchpad_pj_per_byte > 0 ? config_.scratchpad_pj_per_byte
+                           : scratchpad_peak_ > 0             ? sram_pj_per_byte_of(scratchpad_peak_)
+                                                              : config_.sram_energy();
+        s.push_back({"scratchpad", scratchpad_peak_, pad});
+        for (const cache_level& c : config_.inner_caches)
+            s.push_back({c.name, c.bytes, c.pj_per_byte > 0 ? c.pj_per_byte : sram_pj_per_byte_of(c.bytes)});
+        s.push_back({config_.sram_name, config_.sram_bytes, config_.sram_energy()});
+        return s;
+    }
+    /// Picojoules of `t`: the bytes at each on-chip structure times its
+    /// energy per byte (structures()), plus DRAM and file bytes times theirs.
+    double energy_pj(const traffic& t) const {
+        const std::vector<on_chip_structure> s = structures();
+        double e = 0;
+        for (std::size_t i = 0; i < s.size(); ++i) e += double(t.on_chip[i]) * s[i].pj_per_byte;
+        return e + double(t.bytes(memory_level::dram)) * config_.dram_pj_per_byte +
+               double(t.bytes(memory_level::file)) * config_.file_pj_per_byte;
+    }
 
     /// The tapeflow layout: what the tape did.
     layout_summary tapeflow() const { return summary(flow_, flow_cache_, scratchpad_peak_); }
@@ -164,6 +222,7 @@ public:
 
     void recorded(std::uint64_t bytes, memory_level level) override {
         flow_.total.written[std::size_t(level)] += bytes;
+        if (level == memory_level::sram) flow_.total.on_chip[scratchpad] += bytes;
         flow_.tape_written += bytes;
         new_bytes_ = bytes;
     }
@@ -176,6 +235,9 @@ public:
         traffic t;
         t.read[std::size_t(from)] += bytes;
         t.written[std::size_t(to)] += bytes;
+        // tiles are on chip only in the scratchpad
+        if (from == memory_level::sram) t.on_chip[scratchpad] += bytes;
+        if (to == memory_level::sram) t.on_chip[scratchpad] += bytes;
         flow_.total += t;
         if (sweeping_) staged_.emplace_back(tile, t);  // attributed to the layer of `tile`
     }
@@ -194,10 +256,16 @@ public:
         swept_begin_ = std::numeric_limits<std::uint64_t>::max();
         swept_end_ = 0;
         scratchpad_peak_ = std::max<std::uint64_t>(scratchpad_peak_, c.scratchpad_bytes);
+        // every cache level as configured; the scratchpad takes its room
+        // from the SRAM's (the last level) in the tapeflow layout
+        const std::size_t levels = config_.inner_caches.size() + 1;
+        flow_cache_.levels = conv_cache_.levels = levels;
+        for (std::size_t j = 0; j + 1 < levels; ++j)
+            flow_cache_.capacity[j] = conv_cache_.capacity[j] = config_.inner_caches[j].bytes / config_.line_bytes;
         const std::size_t lines = config_.sram_bytes / config_.line_bytes;
         const std::size_t pad_lines = (c.scratchpad_bytes + config_.line_bytes - 1) / config_.line_bytes;
-        flow_cache_.capacity = lines > pad_lines ? lines - pad_lines : 0;
-        conv_cache_.capacity = lines;
+        flow_cache_.capacity[levels - 1] = lines > pad_lines ? lines - pad_lines : 0;
+        conv_cache_.capacity[levels - 1] = lines;
         // conventional stream cursors: fresh per sweep (positions count down)
         conv_statement_ = conv_pair_ = std::uint64_t(1) << 40;
         segments(c);
@@ -261,11 +329,23 @@ private:
         traffic total;
         std::uint64_t tape_written = 0, tape_swept = 0;
     };
+    // Cache levels: the inner caches and the SRAM.
+    static constexpr std::size_t max_levels = max_on_chip_structures - 1;
+    static constexpr std::size_t scratchpad = 0;  // index in traffic::on_chip
+    // Index in traffic::on_chip of cache level j.
+    static constexpr std::size_t structure_of(std::size_t level) noexcept { return 1 + level; }
+
+    // An inclusive hierarchy of fully associative LRU caches, simulated by
+    // one stack: an access at stack distance d hits level j when d is below
+    // its capacity, and misses every level before (LRU caches of growing
+    // sizes and the same line hold nested sets of lines).
     struct cache {
         lru_stack stack;
-        std::size_t capacity = 0;          // lines
-        std::uint64_t accesses = 0, misses = 0;  // adjoint accesses
-        std::uint64_t written_back = 0;           // adjoint lines written back so far
+        std::size_t levels = 1;
+        std::array<std::uint64_t, max_levels> capacity{};      // lines, per level
+        std::uint64_t accesses = 0;                             // adjoint accesses
+        std::array<std::uint64_t, max_levels> misses{};        // adjoint misses, per level
+        std::array<std::uint64_t, max_levels> written_back{};  // adjoint lines written back so far, per level
         std::array<std::uint64_t, 65> reuse{};  // adjoint re-references by bit width of the distance
         std::uint64_t peak_lines = 0;
         // tape streams read through the cache: the line each is in and its
@@ -281,12 +361,13 @@ private:
         const std::byte* at = r.record();
         // tapeflow: the record's bytes where the layer is
         flow_.tape_swept += size;
-        if (level == memory_level::dram) {  // read in place from memory, through the cache
-            flow.read[std::size_t(memory_level::sram)] += size;
+        if (level == memory_level::dram) {  // read in place from memory, through the caches
+            on_chip(flow, structure_of(0), size, 0);
             const std::uint64_t a = std::uint64_t(reinterpret_cast<std::uintptr_t>(at));
             stream_lines(flow_cache_, flow, 0, a, size);
         } else {
             flow.read[std::size_t(level)] += size;
+            if (level == memory_level::sram) flow.on_chip[scratchpad] += size;  // staged: the scratchpad
         }
         // conventional: header, identifiers and partials streams
         const std::uint64_t k = h.count;
@@ -295,7 +376,7 @@ private:
             conv.written[std::size_t(memory_level::dram)] += conv_bytes;
             conv_.tape_written += conv_bytes;
         }
-        conv.read[std::size_t(memory_level::sram)] += conv_bytes;  // read from the cache
+        on_chip(conv, structure_of(0), conv_bytes, 0);  // read from the first cache
         conv_.tape_swept += conv_bytes;
         conv_statement_ -= 1;
         conv_pair_ -= k;
@@ -315,11 +396,11 @@ private:
             }
     }
 
-    // One read-modify-write of adjoint `id` through cache c.
+    // One read-modify-write of adjoint `id` through cache c: at the first
+    // level, with a line filled into each level it missed.
     void adjoint(cache& c, traffic& t, identifier id) {
         const std::size_t b = context_.adjoint_bytes * context_.lanes;  // one row of lanes
-        t.read[std::size_t(memory_level::sram)] += b;
-        t.written[std::size_t(memory_level::sram)] += b;
+        on_chip(t, structure_of(0), b, b);
         const std::uint64_t distance = c.stack.access(0, std::uint64_t(id) * b / config_.line_bytes);
         ++c.accesses;
         if (distance != lru_stack::cold) {
@@ -327,25 +408,60 @@ private:
             for (std::uint64_t d = distance; d != 0; d >>= 1) ++width;
             ++c.reuse[width];
         }
-        if (distance == lru_stack::cold || distance >= c.capacity) {
-            ++c.misses;
-            miss(t);
+        for (std::size_t j = 0; j < c.levels && (distance == lru_stack::cold || distance >= c.capacity[j]); ++j) {
+            ++c.misses[j];
+            fill(c, t, j);
         }
-        c.peak_lines = std::max<std::uint64_t>(c.peak_lines, std::min<std::uint64_t>(c.stack.distinct(), c.capacity));
+        c.peak_lines = std::max<std::uint64_t>(c.peak_lines,
+                                               std::min<std::uint64_t>(c.stack.distinct(), c.capacity[c.levels - 1]));
     }
-    // Every adjoint line is dirty once touched, so each one the cache has
-    // evicted was written back: evicted = missed - still cached. Counted in
-    // the totals when a sweep ends (regions and layers leave them out).
+    // Every adjoint line is dirty once touched, so each one a level has
+    // evicted was written back to the next level (DRAM after the last):
+    // evicted = missed - still cached. Counted in the totals when a sweep
+    // ends (regions and layers leave them out).
     void write_backs(cache& c, counts& n) {
-        const std::uint64_t evicted = c.misses - c.stack.resident(0, c.capacity);
-        const std::uint64_t lines = evicted - c.written_back;
-        c.written_back = evicted;
-        n.total.read[std::size_t(memory_level::sram)] += lines * config_.line_bytes;
-        n.total.written[std::size_t(memory_level::dram)] += lines * config_.line_bytes;
+        for (std::size_t j = 0; j < c.levels; ++j) {
+            const std::uint64_t evicted = c.misses[j] - c.stack.resident(0, c.capacity[j]);
+            const std::uint64_t lines = (evicted - c.written_back[j]) * config_.line_bytes;
+            c.written_back[j] = evicted;
+            on_chip(n.total, structure_of(j), lines, 0);
+            if (j + 1 < c.levels)
+                on_chip(n.total, structure_of(j + 1), 0, lines);
+            else
+                n.total.written[std::size_t(memory_level::dram)] += lines;
+        }
     }
-    void miss(traffic& t) const {
-        t.read[std::size_t(memory_level::dram)] += config_.line_bytes;
-        t.written[std::size_t(memory_level::sram)] += config_.line_bytes;
+    // A line missed at level j: read from the next level (DRAM after the
+    // last) and written into level j.
+    void fill(const cache& c, traffic& t, std::size_t j) const {
+        on_chip(t, structure_of(j), 0, config_.line_bytes);
+        if (j + 1 < c.levels)
+            on_chip(t, structure_of(j + 1), config_.line_bytes, 0);
+        else
+            t.read[std::size_t(memory_level::dram)] += config_.line_bytes;
+    }
+    static void on_chip(traffic& t, std::size_t structure, std::uint64_t read, std::uint64_t written) noexcept {
+        t.read[std::size_t(memory_level::sram)] += read;
+        t.written[std::size_t(memory_level::sram)] += written;
+        t.on_chip[structure] += read + written;
+    }
+    static void check(const hardware_config& c) {
+        auto refuse = [](const std::string& what) {
+            throw usage_error("hardware_config: " + what);
+        };
+        if (c.line_bytes == 0) refuse("line_bytes is 0: give the cache line size in bytes (64 on most CPUs)");
+        if (c.inner_caches.size() > max_levels - 1)
+            refuse("more than " + std::to_string(max_levels - 1) + " inner caches (" +
+                   std::to_string(c.inner_caches.size()) + "): give at most " + std::to_string(max_levels - 1) +
+                   ", the SRAM (sram_bytes) is the last level");
+        std::size_t before = 0;
+        for (const cache_level& l : c.inner_caches) {
+            if (l.bytes < c.line_bytes || l.bytes <= before || l.bytes >= c.sram_bytes)
+                refuse("inner cache '" + l.name + "' of " + std::to_string(l.bytes) +
+                       " bytes: inner caches must hold at least one line, grow from the first to the last, "
+                       "and each be smaller than sram_bytes (" + std::to_string(c.sram_bytes) + ")");
+            before = l.bytes;
+        }
     }
 
     // The lines of bytes [offset, offset + bytes) of tape stream s, read
@@ -361,10 +477,13 @@ private:
             tape_line(c, t, c.stream_key[s]);
         }
     }
+    // A tape line (clean: never written back) read through cache c.
     void tape_line(cache& c, traffic& t, std::uint64_t key) {
         const std::uint64_t distance = c.stack.access(1, key);
-        if (distance == lru_stack::cold || distance >= c.capacity) miss(t);
-        c.peak_lines = std::max<std::uint64_t>(c.peak_lines, std::min<std::uint64_t>(c.stack.distinct(), c.capacity));
+        for (std::size_t j = 0; j < c.levels && (distance == lru_stack::cold || distance >= c.capacity[j]); ++j)
+            fill(c, t, j);
+        c.peak_lines = std::max<std::uint64_t>(c.peak_lines,
+                                               std::min<std::uint64_t>(c.stack.distinct(), c.capacity[c.levels - 1]));
     }
 
     bool written(std::uint64_t at) const {
@@ -439,15 +558,32 @@ private:
         close_until(std::numeric_limits<std::uint64_t>::max());
     }
 
+    // Whether a layout's counts have a scratchpad (the tapeflow layout of a
+    // streaming tape).
+    bool scratchpad_in(const counts& n) const noexcept {
+        return &n == &flow_ && (scratchpad_peak_ > 0 || n.total.on_chip[scratchpad] > 0);
+    }
+
     layout_summary summary(const counts& n, const cache& c, std::uint64_t scratchpad) const {
         layout_summary s;
         s.total = n.total;
-        s.energy_pj = n.total.energy_pj(config_);
+        s.energy_pj = energy_pj(n.total);
         s.tape_bytes_written = n.tape_written;
         s.tape_bytes_swept = n.tape_swept;
         s.adjoint_accesses = c.accesses;
-        s.adjoint_misses = c.misses;
-        s.write_backs = c.written_back;
+        s.adjoint_misses = c.misses[c.levels - 1];
+        s.write_backs = c.written_back[c.levels - 1];
+        const std::vector<on_chip_structure> on = structures();
+        for (std::size_t i = scratchpad_in(n) ? 0 : 1; i < on.size(); ++i) {
+            structure_summary one;
+            one.index = i;
+            one.structure = on[i];
+            one.bytes = n.total.on_chip[i];
+            one.energy_pj = double(one.bytes) * on[i].pj_per_byte;
+            if (i > 0 && i - 1 < c.levels) one.misses = c.misses[i - 1];
+            s.on_chip_energy_pj += one.energy_pj;
+            s.structures.push_back(one);
+        }
         std::uint64_t reuses = 0;
         for (std::uint64_t r : c.reuse) reuses += r;
         std::uint64_t hits = 0, lines = 1;

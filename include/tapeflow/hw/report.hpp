@@ -28,6 +28,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -78,6 +79,7 @@ inline traffic minus(const traffic& a, const traffic& b) {
         d.read[l] = a.read[l] - b.read[l];
         d.written[l] = a.written[l] - b.written[l];
     }
+    for (std::size_t i = 0; i < max_on_chip_structures; ++i) d.on_chip[i] = a.on_chip[i] - b.on_chip[i];
     d.records = a.records - b.records;
     return d;
 }
@@ -136,32 +138,47 @@ inline std::string csv_string(std::string_view s) {
 }
 
 // "sram_read":1,"sram_written":2,...,"records":3,"energy_pj":4.5
-inline std::string json_traffic(const traffic& t, const hardware_config& c) {
+// "sram_read":1,"sram_written":2,...,"records":3,"energy_pj":4.5
+template <class Scalar>
+std::string json_traffic(const traffic& t, const basic_hardware_model<Scalar>& model) {
     std::string out = "{";
     for (std::size_t l = 0; l < memory_level_count; ++l) {
         const char* key = level_key(memory_level(l));
         out += fmt::format("\"{}_read\": {}, \"{}_written\": {}, ", key, t.read[l], key, t.written[l]);
     }
-    return out + fmt::format("\"records\": {}, \"energy_pj\": {}}}", t.records, json_number(t.energy_pj(c)));
+    return out + fmt::format("\"records\": {}, \"energy_pj\": {}}}", t.records, json_number(model.energy_pj(t)));
 }
 
-inline std::string json_summary(const layout_summary& s, const hardware_config& c) {
-    std::string out = json_traffic(s.total, c);
+inline std::string json_structure(const on_chip_structure& s) {
+    return fmt::format("\"name\": {}, \"capacity\": {}, \"pj_per_byte\": {}", json_string(s.name), s.capacity,
+                       json_number(s.pj_per_byte));
+}
+
+template <class Scalar>
+std::string json_summary(const layout_summary& s, const basic_hardware_model<Scalar>& model) {
+    std::string out = json_traffic(s.total, model);
     out.pop_back();  // the closing brace
-    return out + fmt::format(
-                     ", \"tape_bytes_written\": {}, \"tape_bytes_swept\": {}, \"adjoint_accesses\": {}, "
-                     "\"adjoint_misses\": {}, \"write_backs\": {}, \"sram_needed_bytes\": {}, "
-                     "\"peak_on_chip_bytes\": {}}}",
-                     s.tape_bytes_written, s.tape_bytes_swept, s.adjoint_accesses, s.adjoint_misses,
-                     s.write_backs, s.sram_needed_bytes, s.peak_on_chip_bytes);
+    out += fmt::format(
+        ", \"tape_bytes_written\": {}, \"tape_bytes_swept\": {}, \"adjoint_accesses\": {}, "
+        "\"adjoint_misses\": {}, \"write_backs\": {}, \"sram_needed_bytes\": {}, "
+        "\"peak_on_chip_bytes\": {}, \"on_chip_energy_pj\": {}, \"structures\": [",
+        s.tape_bytes_written, s.tape_bytes_swept, s.adjoint_accesses, s.adjoint_misses, s.write_backs,
+        s.sram_needed_bytes, s.peak_on_chip_bytes, json_number(s.on_chip_energy_pj));
+    for (std::size_t i = 0; i < s.structures.size(); ++i) {
+        const structure_summary& one = s.structures[i];
+        out += fmt::format("{}{{{}, \"bytes\": {}, \"energy_pj\": {}, \"misses\": {}}}", i == 0 ? "" : ", ",
+                           json_structure(one.structure), one.bytes, json_number(one.energy_pj), one.misses);
+    }
+    return out + "]}";
 }
 
 // ",6 counts,energy" of one layout in CSV
-inline std::string csv_traffic(const traffic& t, const hardware_config& c) {
+template <class Scalar>
+std::string csv_traffic(const traffic& t, const basic_hardware_model<Scalar>& model) {
     std::string out;
     for (std::size_t l = 0; l < memory_level_count; ++l)
         out += fmt::format(",{},{}", t.read[l], t.written[l]);
-    return out + fmt::format(",{}", t.energy_pj(c));
+    return out + fmt::format(",{}", model.energy_pj(t));
 }
 
 // conventional / tapeflow, or "-" when tapeflow is 0
@@ -176,15 +193,14 @@ inline std::string ratio(double conventional, double tapeflow) {
 /// no region (not per region) and the total.
 template <class Scalar>
 void print_regions(const basic_hardware_model<Scalar>& model, std::FILE* out = stdout) {
-    const hardware_config& c = model.config();
     std::size_t width = 24;
     for (const region_traffic& r : model.regions()) width = std::max(width, 2 * r.depth + r.label.size());
     auto row = [&](const std::string& label, const traffic& flow, const traffic& conv) {
         fmt::print(out, "  {:<{}} {:>9}  {:>10} {:>10} {:>10} {:>9}  {:>10} {:>10} {:>9}\n", label, width,
                    detail::grouped(flow.records), format_bytes(flow.bytes(memory_level::sram)),
                    format_bytes(flow.bytes(memory_level::dram)), format_bytes(flow.bytes(memory_level::file)),
-                   format_energy(flow.energy_pj(c)), format_bytes(conv.bytes(memory_level::sram)),
-                   format_bytes(conv.bytes(memory_level::dram)), format_energy(conv.energy_pj(c)));
+                   format_energy(model.energy_pj(flow)), format_bytes(conv.bytes(memory_level::sram)),
+                   format_bytes(conv.bytes(memory_level::dram)), format_energy(model.energy_pj(conv)));
     };
     fmt::print(out, "bytes moved (read + written) and energy per region\n");
     fmt::print(out, "  {:<{}} {:>9}  {:-^42}  {:-^31}\n", "", width, "", " tapeflow ", " conventional ");
@@ -202,7 +218,6 @@ void print_regions(const basic_hardware_model<Scalar>& model, std::FILE* out = s
 /// so it may be long.
 template <class Scalar>
 void print_layers(const basic_hardware_model<Scalar>& model, std::FILE* out = stdout) {
-    const hardware_config& c = model.config();
     constexpr const char* line = "  {:>5} {:>6} {:>5} {:>9}  {:>10} {:>10} {:>10} {:>9}\n";
     fmt::print(out, "tapeflow layout per layer (tile swept: staging + records)\n");
     fmt::print(out, line, "sweep", "tile", "from", "records", "SRAM", "DRAM", "file", "energy");
@@ -210,7 +225,33 @@ void print_layers(const basic_hardware_model<Scalar>& model, std::FILE* out = st
         const traffic& t = l.tapeflow;
         fmt::print(out, line, l.sweep, l.tile, name(l.level), detail::grouped(t.records),
                    format_bytes(t.bytes(memory_level::sram)), format_bytes(t.bytes(memory_level::dram)),
-                   format_bytes(t.bytes(memory_level::file)), format_energy(t.energy_pj(c)));
+                   format_bytes(t.bytes(memory_level::file)), format_energy(model.energy_pj(t)));
+    }
+}
+
+/// Prints one row per on-chip structure (the scratchpad, the caches, the
+/// SRAM): its capacity and energy per byte, and per layout the bytes read
+/// and written there, their energy and the adjoint misses (caches).
+template <class Scalar>
+void print_structures(const basic_hardware_model<Scalar>& model, std::FILE* out = stdout) {
+    const layout_summary f = model.tapeflow(), v = model.conventional();
+    constexpr const char* line = "  {:<12} {:>10} {:>6}  {:>10} {:>9} {:>9}  {:>10} {:>9} {:>9}\n";
+    fmt::print(out, "{:<33}  {:-^30}  {:-^30}\n", "on-chip structures", " tapeflow ", " conventional ");
+    fmt::print(out, line, "structure", "capacity", "pJ/B", "bytes", "energy", "misses", "bytes", "energy", "misses");
+    const std::vector<on_chip_structure> structures = model.structures();
+    for (std::size_t i = 0; i < structures.size(); ++i) {
+        const on_chip_structure& s = structures[i];
+        auto cells = [&](const layout_summary& l) -> std::array<std::string, 3> {
+            for (const structure_summary& one : l.structures)
+                if (one.index == i)
+                    return {format_bytes(one.bytes), format_energy(one.energy_pj),
+                            i == 0 ? std::string("-") : detail::grouped(one.misses)};
+            return {"-", "-", "-"};
+        };
+        const auto a = cells(f), b = cells(v);
+        if (a[0] == "-" && b[0] == "-") continue;  // no scratchpad in either layout
+        fmt::print(out, line, s.name, format_bytes(s.capacity), fmt::format("{:.3g}", s.pj_per_byte), a[0], a[1], a[2],
+                   b[0], b[1], b[2]);
     }
 }
 
@@ -237,16 +278,25 @@ void print_totals(const basic_hardware_model<Scalar>& model, std::FILE* out = st
     bytes("file bytes", f.total.bytes(memory_level::file), v.total.bytes(memory_level::file));
     fmt::print(out, "  {:<22} {:>14} {:>14}  {}\n", "energy", format_energy(f.energy_pj),
                format_energy(v.energy_pj), detail::ratio(v.energy_pj, f.energy_pj));
+    fmt::print(out, "  {:<22} {:>14} {:>14}  {}\n", "  of it on chip", format_energy(f.on_chip_energy_pj),
+               format_energy(v.on_chip_energy_pj), detail::ratio(v.on_chip_energy_pj, f.on_chip_energy_pj));
     count("adjoint misses", f.adjoint_misses, v.adjoint_misses);
     count("write-backs", f.write_backs, v.write_backs);
     count("adjoint accesses", f.adjoint_accesses, v.adjoint_accesses);
     bytes("tape bytes written", f.tape_bytes_written, v.tape_bytes_written);
     bytes("tape bytes swept", f.tape_bytes_swept, v.tape_bytes_swept);
     count("records swept", f.total.records, v.total.records);
-    fmt::print(out, "hardware: SRAM {}, {} B lines; {} / {} / {} pJ per byte (SRAM / DRAM / file); "
+    fmt::print(out, "\n");
+    print_structures(model, out);
+    std::string on_chip;
+    const std::vector<on_chip_structure> structures = model.structures();
+    for (std::size_t i = 0; i < structures.size(); ++i)
+        if (i > 0 || structures[i].capacity > 0)  // the scratchpad, when there is one
+            on_chip += fmt::format("{} {} ({:.3g} pJ/B), ", structures[i].name, format_bytes(structures[i].capacity),
+                                   structures[i].pj_per_byte);
+    fmt::print(out, "hardware: {}{} B lines; DRAM {:g}, file {:g} pJ per byte; "
                     "SRAM needed: {:g}% of adjoint re-references hit\n",
-               format_bytes(c.sram_bytes), c.line_bytes, c.sram_pj_per_byte, c.dram_pj_per_byte,
-               c.file_pj_per_byte, 100 * c.needed_hit_fraction);
+               on_chip, c.line_bytes, c.dram_pj_per_byte, c.file_pj_per_byte, 100 * c.needed_hit_fraction);
 }
 
 /// Prints the regions table and the totals (print_regions, print_totals).
@@ -264,7 +314,6 @@ void print_report(const basic_hardware_model<Scalar>& model, std::FILE* out = st
 /// Labels are quoted ("" inside).
 template <class Scalar>
 std::string to_csv(const basic_hardware_model<Scalar>& model) {
-    const hardware_config& c = model.config();
     std::string out = "kind,index,label,depth,records";
     for (const char* layout : {"tapeflow", "conventional"}) {
         for (std::size_t l = 0; l < memory_level_count; ++l) {
@@ -277,7 +326,7 @@ std::string to_csv(const basic_hardware_model<Scalar>& model) {
     auto row = [&](const char* kind, const std::string& index, std::string_view label, std::size_t depth,
                    const traffic& flow, const traffic& conv) {
         out += fmt::format("{},{},{},{},{}", kind, index, detail::csv_string(label), depth, flow.records);
-        out += detail::csv_traffic(flow, c) + detail::csv_traffic(conv, c) + '\n';
+        out += detail::csv_traffic(flow, model) + detail::csv_traffic(conv, model) + '\n';
     };
     const auto& regions = model.regions();
     for (std::size_t i = 0; i < regions.size(); ++i) {
@@ -297,13 +346,24 @@ std::string to_json(const basic_hardware_model<Scalar>& model) {
     const hardware_config& c = model.config();
     std::string out = "{\n";
     using detail::json_number;
-    out += fmt::format("  \"config\": {{\"sram_bytes\": {}, \"line_bytes\": {}, \"sram_pj_per_byte\": {}, "
+    std::string inner;
+    for (const cache_level& l : c.inner_caches)
+        inner += fmt::format("{}{{\"name\": {}, \"bytes\": {}, \"pj_per_byte\": {}}}", inner.empty() ? "" : ", ",
+                             detail::json_string(l.name), l.bytes, json_number(l.pj_per_byte));
+    out += fmt::format("  \"config\": {{\"sram_bytes\": {}, \"sram_name\": {}, \"inner_caches\": [{}], "
+                       "\"line_bytes\": {}, \"sram_pj_per_byte\": {}, \"scratchpad_pj_per_byte\": {}, "
                        "\"dram_pj_per_byte\": {}, \"file_pj_per_byte\": {}, \"needed_hit_fraction\": {}}},\n",
-                       c.sram_bytes, c.line_bytes, json_number(c.sram_pj_per_byte),
+                       c.sram_bytes, detail::json_string(c.sram_name), inner, c.line_bytes,
+                       json_number(c.sram_pj_per_byte), json_number(c.scratchpad_pj_per_byte),
                        json_number(c.dram_pj_per_byte), json_number(c.file_pj_per_byte),
                        json_number(c.needed_hit_fraction));
-    out += "  \"totals\": {\n    \"tapeflow\": " + detail::json_summary(model.tapeflow(), c) +
-           ",\n    \"conventional\": " + detail::json_summary(model.conventional(), c) + "\n  },\n";
+    out += "  \"structures\": [";
+    const std::vector<on_chip_structure> structures = model.structures();
+    for (std::size_t i = 0; i < structures.size(); ++i)
+        out += fmt::format("{}{{{}}}", i == 0 ? "" : ", ", detail::json_structure(structures[i]));
+    out += "],\n";
+    out += "  \"totals\": {\n    \"tapeflow\": " + detail::json_summary(model.tapeflow(), model) +
+           ",\n    \"conventional\": " + detail::json_summary(model.conventional(), model) + "\n  },\n";
     out += "  \"regions\": [";
     const auto& regions = model.regions();
     for (std::size_t i = 0; i < regions.size(); ++i) {
@@ -311,7 +371,7 @@ std::string to_json(const basic_hardware_model<Scalar>& model) {
         out += fmt::format("{}\n    {{\"index\": {}, \"label\": {}, \"depth\": {}, \"tapeflow\": {}, "
                            "\"conventional\": {}}}",
                            i == 0 ? "" : ",", i, detail::json_string(r.label), r.depth,
-                           detail::json_traffic(r.tapeflow, c), detail::json_traffic(r.conventional, c));
+                           detail::json_traffic(r.tapeflow, model), detail::json_traffic(r.conventional, model));
     }
     out += "\n  ],\n  \"layers\": [";
     const auto& layers = model.layers();
@@ -319,7 +379,7 @@ std::string to_json(const basic_hardware_model<Scalar>& model) {
         const layer_traffic& l = layers[i];
         out += fmt::format("{}\n    {{\"sweep\": {}, \"tile\": {}, \"level\": \"{}\", \"tapeflow\": {}}}",
                            i == 0 ? "" : ",", l.sweep, l.tile, detail::level_key(l.level),
-                           detail::json_traffic(l.tapeflow, c));
+                           detail::json_traffic(l.tapeflow, model));
     }
     return out + (layers.empty() ? "]\n}\n" : "\n  ]\n}\n");
 }
