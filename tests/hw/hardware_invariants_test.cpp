@@ -225,6 +225,7 @@ TEST_CASE("hardware model invariants on random programs", "[hw][random]") {
                 const tapeflow::tape_statistics& st = r.sweeps[s].statistics;
                 const tapeflow::layout_summary f = model->tapeflow();
                 const tapeflow::layout_summary v = model->conventional();
+                const tapeflow::layout_summary pv = model->per_variable();
 
                 // the model changes nothing; the tape is reusable
                 check(bitwise_equal(r.sweeps[s].gradient, without.sweeps[s].gradient),
@@ -247,6 +248,11 @@ TEST_CASE("hardware model invariants on random programs", "[hw][random]") {
                       "tapeflow adjoint accesses != n x (statements + pairs)" + sweep);
                 check(v.adjoint_accesses == n * (st.statements + st.arguments),
                       "conventional adjoint accesses != n x (statements + pairs)" + sweep);
+                // per variable: 8 bytes of values per pair, no header, no identifier
+                check(pv.tape_bytes_written == 8 * st.arguments, "per-variable written != 8 pairs" + sweep);
+                check(pv.tape_bytes_swept == n * 8 * st.arguments, "per-variable swept != n x 8 pairs" + sweep);
+                check(pv.adjoint_accesses == v.adjoint_accesses, "per-variable adjoint accesses != conventional's");
+                check(pv.total.records == n * st.statements, "per-variable records swept != n x statements" + sweep);
 
                 // the on-chip structures add up to the SRAM level: the totals,
                 // every region and every layer (on_chip[0] the scratchpad,
@@ -256,10 +262,11 @@ TEST_CASE("hardware model invariants on random programs", "[hw][random]") {
                     for (std::uint64_t b : t.on_chip) sum += b;
                     return sum == t.bytes(sram) && (streaming_of(c) || t.on_chip[0] == 0);
                 };
-                check(adds_up(f.total) && adds_up(v.total) && v.total.on_chip[0] == 0,
+                check(adds_up(f.total) && adds_up(v.total) && adds_up(pv.total) && v.total.on_chip[0] == 0 &&
+                          pv.total.on_chip[0] == 0,
                       "on-chip structures do not add up to the SRAM bytes (totals)" + sweep);
                 for (const auto& region : model->regions())
-                    check(adds_up(region.tapeflow) && adds_up(region.conventional),
+                    check(adds_up(region.tapeflow) && adds_up(region.conventional) && adds_up(region.per_variable),
                           "on-chip structures do not add up to the SRAM bytes (region " + region.label + ")" + sweep);
                 for (const auto& l : model->layers())
                     check(adds_up(l.tapeflow), "on-chip structures do not add up to the SRAM bytes (a layer)" + sweep);
@@ -276,6 +283,7 @@ TEST_CASE("hardware model invariants on random programs", "[hw][random]") {
                 };
                 check(f.energy_pj == energy(f.total), "tapeflow energy != sum bytes x pJ" + sweep);
                 check(v.energy_pj == energy(v.total), "conventional energy != sum bytes x pJ" + sweep);
+                check(pv.energy_pj == energy(pv.total), "per-variable energy != sum bytes x pJ" + sweep);
 
                 // regions + recording + tile moves + write-backs == totals (write-backs
                 // of evicted adjoint lines are counted when a sweep ends, in no
@@ -288,18 +296,22 @@ TEST_CASE("hardware model invariants on random programs", "[hw][random]") {
                 };
                 check(f.write_backs <= f.adjoint_misses, "tapeflow write-backs > misses" + sweep);
                 check(v.write_backs <= v.adjoint_misses, "conventional write-backs > misses" + sweep);
-                traffic flow = tally->recorded_bytes, conv = write_backs(v.write_backs);
+                check(pv.write_backs <= pv.adjoint_misses, "per-variable write-backs > misses" + sweep);
+                traffic flow = tally->recorded_bytes, conv = write_backs(v.write_backs), var = write_backs(pv.write_backs);
                 flow += tally->moves_outside;
                 flow += tally->moves_in_sweeps;
                 flow += write_backs(f.write_backs);
                 for (const auto& region : model->regions()) {
                     flow += region.tapeflow;
                     conv += region.conventional;
+                    var += region.per_variable;
                 }
                 check(same_traffic(flow, f.total), "regions + recording + moves + write-backs (" + show(flow) +
                                                        ") != tapeflow totals (" + show(f.total) + ")" + sweep);
                 check(same_traffic(conv, v.total), "regions + write-backs (" + show(conv) +
                                                        ") != conventional totals (" + show(v.total) + ")" + sweep);
+                check(same_traffic(var, pv.total), "regions + write-backs (" + show(var) +
+                                                       ") != per-variable totals (" + show(pv.total) + ")" + sweep);
 
                 // each record toward its innermost region: a region's own
                 // statements and pairs are its extent's minus its children's
@@ -320,7 +332,8 @@ TEST_CASE("hardware model invariants on random programs", "[hw][random]") {
                     for (std::size_t k = 0; k <= m && k < model->regions().size(); ++k) {
                         const auto& region = model->regions()[k];
                         if (region.tapeflow.records != n * statements[k] ||
-                            wr(region.conventional, dram) != 8 * statements[k] + 12 * pairs[k]) {
+                            wr(region.conventional, dram) != 8 * statements[k] + 12 * pairs[k] ||
+                            wr(region.per_variable, dram) != 8 * pairs[k]) {
                             check(false, "region " + std::to_string(k) + ": " +
                                              std::to_string(region.tapeflow.records) + " records, " +
                                              std::to_string(wr(region.conventional, dram)) +

@@ -497,6 +497,62 @@ TEST_CASE("(d) conventional layout: pieces swept out of order, each record writt
 
 // ---- (e) regions ----------------------------------------------------------------------
 
+TEST_CASE("(d) per-variable layout: k values per statement, one array per variable") {
+    auto model = std::make_shared<hardware_model>();
+    tapeflow::tape t(options_with(model, 1024, false));
+    Real x = 1.001, y = 0.5;
+    const Real out = record_chain(t, x, y, 130);
+    sweep_from(t, out);
+    // every record assigns acc (identifier 3) from two operands: 16 bytes
+    // of values each, one array of 130 x 16 = 2080 bytes, read backwards
+    // from its end (on a line boundary): 2080 = 32.5 lines, 33 lines read
+    const auto p = model->per_variable();
+    CHECK(p.tape_bytes_written == 130 * 16);
+    CHECK(p.tape_bytes_swept == 130 * 16);
+    CHECK(p.adjoint_accesses == 390);
+    CHECK(p.adjoint_misses == 1);  // identifiers 1-3 share line 0
+    bytes e;
+    e.dram_written = 2080;              // the values, written while recording
+    e.dram_read = 33 * 64 + 64;        // the array's lines and the adjoint line
+    e.sram_read = 2080 + 390 * 8;      // values read from the cache, adjoints
+    e.sram_written = 390 * 8 + 34 * 64;  // adjoints, fills
+    check_traffic(p.total, e, "per-variable totals");
+    REQUIRE(p.structures.size() == 1);
+    CHECK(p.structures[0].bytes == p.total.bytes(sram));
+}
+
+TEST_CASE("(d) per-variable layout: two variables read as two arrays in turn") {
+    auto model = std::make_shared<hardware_model>();
+    tapeflow::tape t(options_with(model, 1024, false));
+    Real x = 1.001, y = 0.5;
+    t.start_recording();
+    t.register_input(x);   // 1
+    t.register_input(y);   // 2
+    Real a = x * y;        // 3
+    Real b = x + y;        // 4
+    for (int i = 0; i < 64; ++i) {
+        a = a * x;  // (a, x)
+        b = b * y;  // (b, y)
+    }
+    Real f = a + b;  // 5
+    t.register_output(f);
+    t.stop_recording();
+    sweep_from(t, f);
+    // arrays: a 65 x 16 = 1040 bytes (16.25 lines: 17 read), b the same,
+    // f one element of 16 bytes (1 line); read alternately, each line
+    // missed once in the 1 MiB SRAM; adjoints 1-5 on line 0
+    const auto p = model->per_variable();
+    CHECK(p.tape_bytes_written == 131 * 16);
+    CHECK(rd(p.total, dram) == (17 + 17 + 1) * 64 + 64);
+    CHECK(wr(p.total, dram) == 131 * 16);
+    // the conventional layout reads the same records as three streams in
+    // sweep order: 131 x 8 header bytes (16.4 lines), 262 x 4 identifier
+    // bytes (16.4), 262 x 8 partial bytes (32.75), each ending on a line
+    // boundary: 17 + 17 + 33 lines
+    const auto c = model->conventional();
+    CHECK(rd(c.total, dram) == (17 + 17 + 33) * 64 + 64);
+}
+
 TEST_CASE("(e) per region: innermost region, region 0 outside, labels, depths") {
     auto model = std::make_shared<hardware_model>();
     auto probe = std::make_shared<event_tally>(model);

@@ -307,7 +307,7 @@ TEST_CASE("the CSV holds the model's exact numbers, one row per region, the rest
     REQUIRE(lines.size() == 1 + regions.size() + 2);
 
     const std::vector<std::string> header = fields_of(lines[0]);
-    REQUIRE(header.size() == 5 + 2 * 7);
+    REQUIRE(header.size() == 5 + 3 * 7);
     CHECK(header[0] == "kind");
     CHECK(header[2] == "label");
     CHECK(header[5] == "tapeflow_sram_read");
@@ -315,8 +315,10 @@ TEST_CASE("the CSV holds the model's exact numbers, one row per region, the rest
     CHECK(header[11] == "tapeflow_energy_pj");
     CHECK(header[12] == "conventional_sram_read");
     CHECK(header[18] == "conventional_energy_pj");
+    CHECK(header[19] == "per_variable_sram_read");
+    CHECK(header[25] == "per_variable_energy_pj");
 
-    tapeflow::traffic sum_flow, sum_conv;
+    tapeflow::traffic sum_flow, sum_conv, sum_var;
     for (std::size_t i = 0; i < regions.size(); ++i) {
         INFO("region " << i);
         const std::vector<std::string> f = fields_of(lines[1 + i]);
@@ -328,8 +330,10 @@ TEST_CASE("the CSV holds the model's exact numbers, one row per region, the rest
         CHECK(integer(f[4]) == regions[i].tapeflow.records);
         check_csv_traffic(f, 5, regions[i].tapeflow, *model);
         check_csv_traffic(f, 12, regions[i].conventional, *model);
+        check_csv_traffic(f, 19, regions[i].per_variable, *model);
         sum_flow += regions[i].tapeflow;
         sum_conv += regions[i].conventional;
+        sum_var += regions[i].per_variable;
     }
 
     // "other" = total - the regions; "total" = the layout totals
@@ -339,11 +343,14 @@ TEST_CASE("the CSV holds the model's exact numbers, one row per region, the rest
     CHECK(other[1].empty());
     CHECK(total[0] == "total");
     CHECK(total[1].empty());
-    const tapeflow::layout_summary flow = model->tapeflow(), conv = model->conventional();
+    const tapeflow::layout_summary flow = model->tapeflow(), conv = model->conventional(),
+                                   var = model->per_variable();
     check_csv_traffic(total, 5, flow.total, *model);
     check_csv_traffic(total, 12, conv.total, *model);
+    check_csv_traffic(total, 19, var.total, *model);
     CHECK(real(total[11]) == flow.energy_pj);
     CHECK(real(total[18]) == conv.energy_pj);
+    CHECK(real(total[25]) == var.energy_pj);
     CHECK(integer(total[4]) == flow.total.records);
     CHECK(integer(other[4]) == 0);  // every record swept is in a region (or region 0)
     for (std::size_t col = 5; col < 11; ++col) {
@@ -351,8 +358,10 @@ TEST_CASE("the CSV holds the model's exact numbers, one row per region, the rest
         const std::size_t l = (col - 5) / 2;
         const std::uint64_t in_regions = (col - 5) % 2 == 0 ? sum_flow.read[l] : sum_flow.written[l];
         const std::uint64_t conv_in_regions = (col - 5) % 2 == 0 ? sum_conv.read[l] : sum_conv.written[l];
+        const std::uint64_t var_in_regions = (col - 5) % 2 == 0 ? sum_var.read[l] : sum_var.written[l];
         CHECK(in_regions + integer(other[col]) == integer(total[col]));
         CHECK(conv_in_regions + integer(other[col + 7]) == integer(total[col + 7]));
+        CHECK(var_in_regions + integer(other[col + 14]) == integer(total[col + 14]));
     }
     CHECK(integer(other[10]) > 0);  // the spilled tiles were written to the file
 }
@@ -411,6 +420,7 @@ TEST_CASE("the JSON is well formed and holds the config, totals, regions and lay
     CHECK(json.count("structures[3].name") == 0);
     check_json_summary(json, "totals.tapeflow", model->tapeflow(), *model);
     check_json_summary(json, "totals.conventional", model->conventional(), *model);
+    check_json_summary(json, "totals.per_variable", model->per_variable(), *model);
 
     const auto& regions = model->regions();
     for (std::size_t i = 0; i < regions.size(); ++i) {
@@ -420,6 +430,7 @@ TEST_CASE("the JSON is well formed and holds the config, totals, regions and lay
         CHECK(integer(json.at(at + ".depth")) == regions[i].depth);
         check_json_traffic(json, at + ".tapeflow", regions[i].tapeflow, *model);
         check_json_traffic(json, at + ".conventional", regions[i].conventional, *model);
+        check_json_traffic(json, at + ".per_variable", regions[i].per_variable, *model);
     }
     CHECK(json.count("regions[" + std::to_string(regions.size()) + "].index") == 0);
 
@@ -454,7 +465,7 @@ TEST_CASE("the tables name every region, the totals and the configuration") {
         CHECK(report.find(std::string(2 * r.depth, ' ') + r.label + ' ') != std::string::npos);
     }
     for (const char* what : {"(not per region)", "total", "SRAM needed", "peak on-chip bytes",
-                             "DRAM bytes", "file bytes", "energy", "adjoint misses", "conventional / tapeflow",
+                             "DRAM bytes", "file bytes", "energy", "adjoint misses", "conv / tapeflow", "p.var / tapeflow", "per variable",
                              "1.0 MiB", "on-chip structures", "scratchpad", "12.5 pJ/B", "of it on chip"})
         CHECK(report.find(what) != std::string::npos);
     // header, two column lines, one line per region, the rest and the total; a blank line;
@@ -475,6 +486,7 @@ TEST_CASE("a model that saw nothing reports zeros") {
     std::map<std::string, std::string> json;
     REQUIRE_NOTHROW(json = json_paths::parse(tapeflow::to_json(model)));
     CHECK(json.at("totals.conventional.energy_pj") == "0");
+    CHECK(json.at("totals.per_variable.energy_pj") == "0");
     CHECK(json.count("layers[0].tile") == 0);
     const std::string report = printed([&](std::FILE* f) { tapeflow::print_report(model, f); });
     CHECK(report.find("inf") == std::string::npos);

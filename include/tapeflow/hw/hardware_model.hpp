@@ -1,6 +1,7 @@
 // tapeflow/hw/hardware_model.hpp - counts the bytes a tape moves at each
 // memory level and their energy, and the same recording accounted as a
-// conventional tape, for comparison.
+// conventional tape and as a compiler-AD-like per-variable tape, for
+// comparison.
 //
 // **Example**:
 //   auto model = std::make_shared<tapeflow::hardware_model>();
@@ -9,7 +10,7 @@
 //   options.observer = model;
 //   tapeflow::tape tape(options);
 //   ... record, sweep ...
-//   model->tapeflow().energy_pj, model->conventional().energy_pj
+//   model->tapeflow().energy_pj, model->conventional().energy_pj, model->per_variable().energy_pj
 //   tapeflow::print_report(*model);  // hw/report.hpp (needs fmt)
 //
 // What is counted (bytes, by level: SRAM, DRAM, file; the SRAM bytes also
@@ -30,6 +31,16 @@
 //     per statement 8 header bytes (lhs, k) + per pair 4 identifier bytes and
 //     sizeof(Scalar) partial bytes, three streams written to DRAM while
 //     recording and read backwards through the same caches as the adjoints
+//
+//   per-variable layout (a compiler-AD-like reference: what the reverse
+//   code needs, cached per program variable in program order)
+//     per statement its k values, sizeof(Scalar) each, no header and no
+//     identifiers (compiled code knows them), appended to an array of its
+//     own for each variable (the statement's lhs identifier; the tape keeps
+//     a variable's identifier when it is assigned again), written to DRAM
+//     while recording; the sweep reads each statement's element of its
+//     array, so a loop reads as many arrays in turn as it assigns
+//     variables, all through the same caches as the adjoints
 //
 //   caches: inclusive, fully associative LRU levels of line_bytes lines,
 //   one stack of distances for all (lru_stack.hpp). An adjoint access is a
@@ -61,6 +72,7 @@
 #include <iterator>
 #include <limits>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -140,7 +152,7 @@ struct layout_summary {
 struct region_traffic {
     std::string label;          ///< "(outside regions)" for index 0
     std::size_t depth = 0;
-    traffic tapeflow, conventional;
+    traffic tapeflow, conventional, per_variable;
 };
 
 /// Traffic of one layer (one tile swept): its staging and its records.
@@ -199,6 +211,10 @@ public:
     layout_summary tapeflow() const { return summary(flow_, flow_cache_, scratchpad_peak_); }
     /// The same recording as a conventional structure-of-arrays tape.
     layout_summary conventional() const { return summary(conv_, conv_cache_, 0); }
+    /// The same recording as a compiler-AD-like tape: the values each
+    /// statement needs cached in one array per variable (its lhs), in
+    /// program order.
+    layout_summary per_variable() const { return summary(var_, var_cache_, 0); }
     /// Per region; index i + 1 is region i of the tape's region table.
     const std::vector<region_traffic>& regions() const noexcept { return regions_; }
     /// Per layer, in sweep order.
@@ -208,8 +224,8 @@ public:
     /// knows of the tape's tiles). Records already recorded are not counted
     /// again: clear between recordings to count one recording alone.
     void clear() {
-        flow_ = conv_ = counts{};
-        flow_cache_ = conv_cache_ = cache{};
+        flow_ = conv_ = var_ = counts{};
+        flow_cache_ = conv_cache_ = var_cache_ = cache{};
         scratchpad_peak_ = 0;
         regions_.assign(1, region_traffic{});
         regions_[0].label = "(outside regions)";
@@ -259,15 +275,19 @@ public:
         // every cache level as configured; the scratchpad takes its room
         // from the SRAM's (the last level) in the tapeflow layout
         const std::size_t levels = config_.inner_caches.size() + 1;
-        flow_cache_.levels = conv_cache_.levels = levels;
+        flow_cache_.levels = conv_cache_.levels = var_cache_.levels = levels;
         for (std::size_t j = 0; j + 1 < levels; ++j)
-            flow_cache_.capacity[j] = conv_cache_.capacity[j] = config_.inner_caches[j].bytes / config_.line_bytes;
+            flow_cache_.capacity[j] = conv_cache_.capacity[j] = var_cache_.capacity[j] =
+                config_.inner_caches[j].bytes / config_.line_bytes;
         const std::size_t lines = config_.sram_bytes / config_.line_bytes;
         const std::size_t pad_lines = (c.scratchpad_bytes + config_.line_bytes - 1) / config_.line_bytes;
         flow_cache_.capacity[levels - 1] = lines > pad_lines ? lines - pad_lines : 0;
-        conv_cache_.capacity[levels - 1] = lines;
+        conv_cache_.capacity[levels - 1] = var_cache_.capacity[levels - 1] = lines;
         // conventional stream cursors: fresh per sweep (positions count down)
         conv_statement_ = conv_pair_ = std::uint64_t(1) << 40;
+        // per-variable arrays: read from their ends, their lines new to this sweep
+        var_end_.assign(var_end_.size(), std::uint64_t(1) << 36);
+        var_line_key_.clear();
         segments(c);
     }
     void layer(std::size_t tile, const std::byte* data, std::size_t begin, std::size_t end,
@@ -293,24 +313,27 @@ public:
             const std::byte* cursor = r.record();
             const std::uint64_t global = base + std::uint64_t(cursor - data);
             region_traffic& region = regions_[region_of(global)];
-            traffic flow, conv;
-            flow.records = conv.records = 1;
+            traffic flow, conv, var;
+            flow.records = conv.records = var.records = 1;
             // the conventional tape writes a record once: the first time a sweep meets it
             const bool is_new = !written(global);
             swept_begin_ = std::min(swept_begin_, global);
             swept_end_ = std::max(swept_end_, global + size);
-            sweep_record(r, h, size, level, is_new, flow, conv);
+            sweep_record(r, h, size, level, is_new, flow, conv, var);
             region.tapeflow += flow;
             region.conventional += conv;
+            region.per_variable += var;
             lt.tapeflow += flow;
             flow_.total += flow;
             conv_.total += conv;
+            var_.total += var;
         }
         layers_.push_back(lt);
     }
     void sweep_ends() override {
         write_backs(flow_cache_, flow_);
         write_backs(conv_cache_, conv_);
+        write_backs(var_cache_, var_);
         if (swept_begin_ < swept_end_) add_written(swept_begin_, swept_end_);
         sweeping_ = false;
         staged_.clear();
@@ -355,9 +378,9 @@ private:
         std::uint64_t next_key = 0;
     };
 
-    // The traffic of one record in both layouts.
+    // The traffic of one record in the three layouts.
     void sweep_record(const reverse_record_reader<Scalar>& r, const record_header& h, std::size_t size,
-                      memory_level level, bool is_new, traffic& flow, traffic& conv) {
+                      memory_level level, bool is_new, traffic& flow, traffic& conv, traffic& var) {
         const std::byte* at = r.record();
         // tapeflow: the record's bytes where the layer is
         flow_.tape_swept += size;
@@ -385,15 +408,45 @@ private:
             stream_lines(conv_cache_, conv, 1, conv_pair_ * sizeof(identifier), k * sizeof(identifier));
             stream_lines(conv_cache_, conv, 2, conv_pair_ * sizeof(Scalar), k * sizeof(Scalar));
         }
+        // per variable: k values (no header, no identifiers: the code knows
+        // them), the element of the lhs's array this statement appended
+        const std::uint64_t var_bytes = k * sizeof(Scalar);
+        if (is_new) {
+            var.written[std::size_t(memory_level::dram)] += var_bytes;
+            var_.tape_written += var_bytes;
+        }
+        if (var_bytes > 0) {
+            on_chip(var, structure_of(0), var_bytes, 0);  // read from the first cache
+            var_.tape_swept += var_bytes;
+            if (var_end_.size() <= h.lhs) var_end_.resize(std::size_t(h.lhs) + 1, std::uint64_t(1) << 36);
+            var_end_[h.lhs] -= var_bytes;
+            array_lines(var, h.lhs, var_end_[h.lhs], var_bytes);
+        }
         // adjoints: lhs (read, then set to 0), then each pair's target
         adjoint(flow_cache_, flow, h.lhs);
         adjoint(conv_cache_, conv, h.lhs);
+        adjoint(var_cache_, var, h.lhs);
         if (h.count > 0)
             for (std::uint32_t i = 0; i < h.count; ++i) {
                 const identifier id = r.id(i);
                 adjoint(flow_cache_, flow, id);
                 adjoint(conv_cache_, conv, id);
+                adjoint(var_cache_, var, id);
             }
+    }
+
+    // The lines of bytes [offset, offset + bytes) of the per-variable array
+    // of `variable`, read backwards through the per-variable caches. Each
+    // array is an allocation of its own: its lines are no other array's.
+    void array_lines(traffic& t, identifier variable, std::uint64_t offset, std::uint64_t bytes) {
+        const std::uint64_t first = offset / config_.line_bytes;
+        const std::uint64_t last = (offset + bytes - 1) / config_.line_bytes;
+        for (std::uint64_t line = last + 1; line-- > first;) {
+            // offsets stay below 2^36, so (variable, line) fits one 64-bit name
+            const auto [at, fresh] = var_line_key_.try_emplace((std::uint64_t(variable) << 36) | line, 0);
+            if (fresh) at->second = var_cache_.next_key++;
+            tape_line(var_cache_, t, at->second);
+        }
     }
 
     // One read-modify-write of adjoint `id` through cache c: at the first
@@ -598,8 +651,13 @@ private:
     }
 
     hardware_config config_;
-    counts flow_, conv_;
-    cache flow_cache_, conv_cache_;
+    counts flow_, conv_, var_;
+    cache flow_cache_, conv_cache_, var_cache_;
+    // per-variable arrays: where the part not yet read ends (counts down
+    // from 2^36 in each sweep), by variable; the key in var_cache_ of each
+    // (variable, line) the sweep read
+    std::vector<std::uint64_t> var_end_;
+    std::unordered_map<std::uint64_t, std::uint64_t> var_line_key_;
     std::uint64_t scratchpad_peak_ = 0;
     std::vector<region_traffic> regions_;
     std::vector<layer_traffic> layers_;

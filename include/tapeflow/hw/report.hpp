@@ -13,16 +13,18 @@
 //
 // Which traffic is where: a region's row holds what the sweeps did for its
 // records (record bytes read, adjoint accesses, misses and write-backs; for
-// the conventional layout also the writing of its records). The tapeflow
+// the conventional and per-variable layouts also the writing of its
+// records). The tapeflow
 // layout's recording writes and tile moves belong to no region: the tables
 // and the CSV show them in a row of their own, "(not per region)",
 // so that the rows add up to the total. File traffic is only ever a tile
 // move, so the region rows have no file bytes.
 //
-//   CSV   kind,index,label,depth,records,tapeflow_sram_read,...,conventional_energy_pj
+//   CSV   kind,index,label,depth,records,tapeflow_sram_read,...,conventional_energy_pj,
+//         per_variable_sram_read,...,per_variable_energy_pj
 //         kind: region (index = position in model.regions()), other, total
-//   JSON  {"config": {...}, "totals": {"tapeflow": {...}, "conventional": {...}},
-//          "regions": [...], "layers": [...]}
+//   JSON  {"config": {...}, "structures": [...], "totals": {"tapeflow": {...},
+//          "conventional": {...}, "per_variable": {...}}, "regions": [...], "layers": [...]}
 #pragma once
 
 #include <fmt/format.h>
@@ -86,21 +88,24 @@ inline traffic minus(const traffic& a, const traffic& b) {
 
 // What no region holds (not per region) and the total, per layout.
 struct report_rows {
-    traffic other_flow, other_conv, total_flow, total_conv;
+    traffic other_flow, other_conv, other_var, total_flow, total_conv, total_var;
 };
 
 template <class Scalar>
 report_rows rows_of(const basic_hardware_model<Scalar>& model) {
     report_rows r;
-    traffic in_flow, in_conv;
+    traffic in_flow, in_conv, in_var;
     for (const region_traffic& region : model.regions()) {
         in_flow += region.tapeflow;
         in_conv += region.conventional;
+        in_var += region.per_variable;
     }
     r.total_flow = model.tapeflow().total;
     r.total_conv = model.conventional().total;
+    r.total_var = model.per_variable().total;
     r.other_flow = minus(r.total_flow, in_flow);
     r.other_conv = minus(r.total_conv, in_conv);
+    r.other_var = minus(r.total_var, in_var);
     return r;
 }
 
@@ -195,22 +200,26 @@ template <class Scalar>
 void print_regions(const basic_hardware_model<Scalar>& model, std::FILE* out = stdout) {
     std::size_t width = 24;
     for (const region_traffic& r : model.regions()) width = std::max(width, 2 * r.depth + r.label.size());
-    auto row = [&](const std::string& label, const traffic& flow, const traffic& conv) {
-        fmt::print(out, "  {:<{}} {:>9}  {:>10} {:>10} {:>10} {:>9}  {:>10} {:>10} {:>9}\n", label, width,
-                   detail::grouped(flow.records), format_bytes(flow.bytes(memory_level::sram)),
+    auto row = [&](const std::string& label, const traffic& flow, const traffic& conv, const traffic& var) {
+        fmt::print(out, "  {:<{}} {:>9}  {:>10} {:>10} {:>10} {:>9}  {:>10} {:>10} {:>9}  {:>10} {:>10} {:>9}\n",
+                   label, width, detail::grouped(flow.records), format_bytes(flow.bytes(memory_level::sram)),
                    format_bytes(flow.bytes(memory_level::dram)), format_bytes(flow.bytes(memory_level::file)),
                    format_energy(model.energy_pj(flow)), format_bytes(conv.bytes(memory_level::sram)),
-                   format_bytes(conv.bytes(memory_level::dram)), format_energy(model.energy_pj(conv)));
+                   format_bytes(conv.bytes(memory_level::dram)), format_energy(model.energy_pj(conv)),
+                   format_bytes(var.bytes(memory_level::sram)), format_bytes(var.bytes(memory_level::dram)),
+                   format_energy(model.energy_pj(var)));
     };
     fmt::print(out, "bytes moved (read + written) and energy per region\n");
-    fmt::print(out, "  {:<{}} {:>9}  {:-^42}  {:-^31}\n", "", width, "", " tapeflow ", " conventional ");
-    fmt::print(out, "  {:<{}} {:>9}  {:>10} {:>10} {:>10} {:>9}  {:>10} {:>10} {:>9}\n", "region", width,
-               "records", "SRAM", "DRAM", "file", "energy", "SRAM", "DRAM", "energy");
+    fmt::print(out, "  {:<{}} {:>9}  {:-^42}  {:-^31}  {:-^31}\n", "", width, "", " tapeflow ", " conventional ",
+               " per variable ");
+    fmt::print(out, "  {:<{}} {:>9}  {:>10} {:>10} {:>10} {:>9}  {:>10} {:>10} {:>9}  {:>10} {:>10} {:>9}\n",
+               "region", width, "records", "SRAM", "DRAM", "file", "energy", "SRAM", "DRAM", "energy", "SRAM", "DRAM",
+               "energy");
     for (const region_traffic& r : model.regions())
-        row(std::string(2 * r.depth, ' ') + r.label, r.tapeflow, r.conventional);
+        row(std::string(2 * r.depth, ' ') + r.label, r.tapeflow, r.conventional, r.per_variable);
     const detail::report_rows rows = detail::rows_of(model);
-    row("(not per region)", rows.other_flow, rows.other_conv);
-    row("total", rows.total_flow, rows.total_conv);
+    row("(not per region)", rows.other_flow, rows.other_conv, rows.other_var);
+    row("total", rows.total_flow, rows.total_conv, rows.total_var);
 }
 
 /// Prints one row per layer (a tile swept, in sweep order) of the tapeflow
@@ -230,62 +239,73 @@ void print_layers(const basic_hardware_model<Scalar>& model, std::FILE* out = st
 }
 
 /// Prints one row per on-chip structure (the scratchpad, the caches, the
-/// SRAM): its capacity and energy per byte, and per layout the bytes read
-/// and written there, their energy and the adjoint misses (caches).
+/// SRAM): its capacity and energy per byte, and per layout (tapeflow,
+/// conventional, per variable) the bytes read and written there, their
+/// energy and the adjoint misses (caches).
 template <class Scalar>
 void print_structures(const basic_hardware_model<Scalar>& model, std::FILE* out = stdout) {
-    const layout_summary f = model.tapeflow(), v = model.conventional();
-    constexpr const char* line = "  {:<12} {:>10} {:>6}  {:>10} {:>9} {:>9}  {:>10} {:>9} {:>9}\n";
-    fmt::print(out, "{:<33}  {:-^30}  {:-^30}\n", "on-chip structures", " tapeflow ", " conventional ");
-    fmt::print(out, line, "structure", "capacity", "pJ/B", "bytes", "energy", "misses", "bytes", "energy", "misses");
+    const layout_summary layouts[] = {model.tapeflow(), model.conventional(), model.per_variable()};
+    constexpr const char* line = "  {:<12} {:>10} {:>6}  {:>10} {:>9} {:>9}  {:>10} {:>9} {:>9}  {:>10} {:>9} {:>9}\n";
+    fmt::print(out, "{:<33}  {:-^30}  {:-^30}  {:-^30}\n", "on-chip structures", " tapeflow ", " conventional ",
+               " per variable ");
+    fmt::print(out, line, "structure", "capacity", "pJ/B", "bytes", "energy", "misses", "bytes", "energy", "misses",
+               "bytes", "energy", "misses");
     const std::vector<on_chip_structure> structures = model.structures();
     for (std::size_t i = 0; i < structures.size(); ++i) {
         const on_chip_structure& s = structures[i];
-        auto cells = [&](const layout_summary& l) -> std::array<std::string, 3> {
-            for (const structure_summary& one : l.structures)
-                if (one.index == i)
-                    return {format_bytes(one.bytes), format_energy(one.energy_pj),
-                            i == 0 ? std::string("-") : detail::grouped(one.misses)};
-            return {"-", "-", "-"};
-        };
-        const auto a = cells(f), b = cells(v);
-        if (a[0] == "-" && b[0] == "-") continue;  // no scratchpad in either layout
-        fmt::print(out, line, s.name, format_bytes(s.capacity), fmt::format("{:.3g}", s.pj_per_byte), a[0], a[1], a[2],
-                   b[0], b[1], b[2]);
+        std::array<std::string, 9> cells;
+        cells.fill("-");
+        bool any = false;
+        for (std::size_t l = 0; l < 3; ++l)
+            for (const structure_summary& one : layouts[l].structures)
+                if (one.index == i) {
+                    cells[3 * l] = format_bytes(one.bytes);
+                    cells[3 * l + 1] = format_energy(one.energy_pj);
+                    if (i > 0) cells[3 * l + 2] = detail::grouped(one.misses);
+                    any = true;
+                }
+        if (!any) continue;  // no scratchpad in any layout
+        fmt::print(out, line, s.name, format_bytes(s.capacity), fmt::format("{:.3g}", s.pj_per_byte), cells[0],
+                   cells[1], cells[2], cells[3], cells[4], cells[5], cells[6], cells[7], cells[8]);
     }
 }
 
-/// Prints the totals of both layouts side by side with the ratio
-/// conventional / tapeflow, and the hardware configuration.
+/// Prints the totals of the three layouts side by side with the ratios
+/// conventional / tapeflow and per variable / tapeflow, the on-chip
+/// structures (print_structures) and the hardware configuration.
 template <class Scalar>
 void print_totals(const basic_hardware_model<Scalar>& model, std::FILE* out = stdout) {
     const hardware_config& c = model.config();
-    const layout_summary f = model.tapeflow(), v = model.conventional();
-    fmt::print(out, "{:<24} {:>14} {:>14}  {}\n", "totals", "tapeflow", "conventional",
-               "conventional / tapeflow");
-    auto bytes = [&](const char* what, std::uint64_t a, std::uint64_t b) {
-        fmt::print(out, "  {:<22} {:>14} {:>14}  {}\n", what, format_bytes(a), format_bytes(b),
-                   detail::ratio(double(b), double(a)));
+    const layout_summary f = model.tapeflow(), v = model.conventional(), p = model.per_variable();
+    constexpr const char* line = "  {:<22} {:>14} {:>14} {:>14}  {:>16} {:>16}\n";
+    fmt::print(out, "{:<24} {:>14} {:>14} {:>14}  {:>16} {:>16}\n", "totals", "tapeflow", "conventional",
+               "per variable", "conv / tapeflow", "p.var / tapeflow");
+    auto bytes = [&](const char* what, std::uint64_t a, std::uint64_t b, std::uint64_t c) {
+        fmt::print(out, line, what, format_bytes(a), format_bytes(b), format_bytes(c),
+                   detail::ratio(double(b), double(a)), detail::ratio(double(c), double(a)));
     };
-    auto count = [&](const char* what, std::uint64_t a, std::uint64_t b) {
-        fmt::print(out, "  {:<22} {:>14} {:>14}  {}\n", what, detail::grouped(a), detail::grouped(b),
-                   detail::ratio(double(b), double(a)));
+    auto count = [&](const char* what, std::uint64_t a, std::uint64_t b, std::uint64_t c) {
+        fmt::print(out, line, what, detail::grouped(a), detail::grouped(b), detail::grouped(c),
+                   detail::ratio(double(b), double(a)), detail::ratio(double(c), double(a)));
     };
-    bytes("SRAM needed", f.sram_needed_bytes, v.sram_needed_bytes);
-    bytes("peak on-chip bytes", f.peak_on_chip_bytes, v.peak_on_chip_bytes);
-    bytes("SRAM bytes", f.total.bytes(memory_level::sram), v.total.bytes(memory_level::sram));
-    bytes("DRAM bytes", f.total.bytes(memory_level::dram), v.total.bytes(memory_level::dram));
-    bytes("file bytes", f.total.bytes(memory_level::file), v.total.bytes(memory_level::file));
-    fmt::print(out, "  {:<22} {:>14} {:>14}  {}\n", "energy", format_energy(f.energy_pj),
-               format_energy(v.energy_pj), detail::ratio(v.energy_pj, f.energy_pj));
-    fmt::print(out, "  {:<22} {:>14} {:>14}  {}\n", "  of it on chip", format_energy(f.on_chip_energy_pj),
-               format_energy(v.on_chip_energy_pj), detail::ratio(v.on_chip_energy_pj, f.on_chip_energy_pj));
-    count("adjoint misses", f.adjoint_misses, v.adjoint_misses);
-    count("write-backs", f.write_backs, v.write_backs);
-    count("adjoint accesses", f.adjoint_accesses, v.adjoint_accesses);
-    bytes("tape bytes written", f.tape_bytes_written, v.tape_bytes_written);
-    bytes("tape bytes swept", f.tape_bytes_swept, v.tape_bytes_swept);
-    count("records swept", f.total.records, v.total.records);
+    auto energy = [&](const char* what, double a, double b, double c) {
+        fmt::print(out, line, what, format_energy(a), format_energy(b), format_energy(c), detail::ratio(b, a),
+                   detail::ratio(c, a));
+    };
+    const auto sram = memory_level::sram, dram = memory_level::dram, file = memory_level::file;
+    bytes("SRAM needed", f.sram_needed_bytes, v.sram_needed_bytes, p.sram_needed_bytes);
+    bytes("peak on-chip bytes", f.peak_on_chip_bytes, v.peak_on_chip_bytes, p.peak_on_chip_bytes);
+    bytes("SRAM bytes", f.total.bytes(sram), v.total.bytes(sram), p.total.bytes(sram));
+    bytes("DRAM bytes", f.total.bytes(dram), v.total.bytes(dram), p.total.bytes(dram));
+    bytes("file bytes", f.total.bytes(file), v.total.bytes(file), p.total.bytes(file));
+    energy("energy", f.energy_pj, v.energy_pj, p.energy_pj);
+    energy("  of it on chip", f.on_chip_energy_pj, v.on_chip_energy_pj, p.on_chip_energy_pj);
+    count("adjoint misses", f.adjoint_misses, v.adjoint_misses, p.adjoint_misses);
+    count("write-backs", f.write_backs, v.write_backs, p.write_backs);
+    count("adjoint accesses", f.adjoint_accesses, v.adjoint_accesses, p.adjoint_accesses);
+    bytes("tape bytes written", f.tape_bytes_written, v.tape_bytes_written, p.tape_bytes_written);
+    bytes("tape bytes swept", f.tape_bytes_swept, v.tape_bytes_swept, p.tape_bytes_swept);
+    count("records swept", f.total.records, v.total.records, p.total.records);
     fmt::print(out, "\n");
     print_structures(model, out);
     std::string on_chip;
@@ -315,7 +335,7 @@ void print_report(const basic_hardware_model<Scalar>& model, std::FILE* out = st
 template <class Scalar>
 std::string to_csv(const basic_hardware_model<Scalar>& model) {
     std::string out = "kind,index,label,depth,records";
-    for (const char* layout : {"tapeflow", "conventional"}) {
+    for (const char* layout : {"tapeflow", "conventional", "per_variable"}) {
         for (std::size_t l = 0; l < memory_level_count; ++l) {
             const char* key = detail::level_key(memory_level(l));
             out += fmt::format(",{}_{}_read,{}_{}_written", layout, key, layout, key);
@@ -324,18 +344,19 @@ std::string to_csv(const basic_hardware_model<Scalar>& model) {
     }
     out += '\n';
     auto row = [&](const char* kind, const std::string& index, std::string_view label, std::size_t depth,
-                   const traffic& flow, const traffic& conv) {
+                   const traffic& flow, const traffic& conv, const traffic& var) {
         out += fmt::format("{},{},{},{},{}", kind, index, detail::csv_string(label), depth, flow.records);
-        out += detail::csv_traffic(flow, model) + detail::csv_traffic(conv, model) + '\n';
+        out += detail::csv_traffic(flow, model) + detail::csv_traffic(conv, model) + detail::csv_traffic(var, model) +
+               '\n';
     };
     const auto& regions = model.regions();
     for (std::size_t i = 0; i < regions.size(); ++i) {
         const region_traffic& r = regions[i];
-        row("region", std::to_string(i), r.label, r.depth, r.tapeflow, r.conventional);
+        row("region", std::to_string(i), r.label, r.depth, r.tapeflow, r.conventional, r.per_variable);
     }
     const detail::report_rows rows = detail::rows_of(model);
-    row("other", "", "(not per region)", 0, rows.other_flow, rows.other_conv);
-    row("total", "", "total", 0, rows.total_flow, rows.total_conv);
+    row("other", "", "(not per region)", 0, rows.other_flow, rows.other_conv, rows.other_var);
+    row("total", "", "total", 0, rows.total_flow, rows.total_conv, rows.total_var);
     return out;
 }
 
@@ -363,15 +384,17 @@ std::string to_json(const basic_hardware_model<Scalar>& model) {
         out += fmt::format("{}{{{}}}", i == 0 ? "" : ", ", detail::json_structure(structures[i]));
     out += "],\n";
     out += "  \"totals\": {\n    \"tapeflow\": " + detail::json_summary(model.tapeflow(), model) +
-           ",\n    \"conventional\": " + detail::json_summary(model.conventional(), model) + "\n  },\n";
+           ",\n    \"conventional\": " + detail::json_summary(model.conventional(), model) +
+           ",\n    \"per_variable\": " + detail::json_summary(model.per_variable(), model) + "\n  },\n";
     out += "  \"regions\": [";
     const auto& regions = model.regions();
     for (std::size_t i = 0; i < regions.size(); ++i) {
         const region_traffic& r = regions[i];
         out += fmt::format("{}\n    {{\"index\": {}, \"label\": {}, \"depth\": {}, \"tapeflow\": {}, "
-                           "\"conventional\": {}}}",
+                           "\"conventional\": {}, \"per_variable\": {}}}",
                            i == 0 ? "" : ",", i, detail::json_string(r.label), r.depth,
-                           detail::json_traffic(r.tapeflow, model), detail::json_traffic(r.conventional, model));
+                           detail::json_traffic(r.tapeflow, model), detail::json_traffic(r.conventional, model),
+                           detail::json_traffic(r.per_variable, model));
     }
     out += "\n  ],\n  \"layers\": [";
     const auto& layers = model.layers();
