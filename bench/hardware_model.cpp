@@ -18,6 +18,18 @@
 //       8 KB 1.25, 32 KB 2.5, 1 MB 12.5 pJ/B, log-log interpolated between
 //       (and held constant outside); DRAM 250 pJ/B (the model's default).
 //
+//   tapeflow_hw_bench --sides [--kernels=...] [--scratchpads=4096,...,262144]
+//                     [--json=FILE]
+//       The three layouts of the model side by side, each on the machine it
+//       needs (hardware_config::accelerator, each structure at its own
+//       size's energy): a probe gradient (1 MiB SRAM, 4 KiB tiles) gives the
+//       on-chip bytes each needs for 99% adjoint hits; the conventional and
+//       per-variable layouts then run on an SRAM of that size, the tapeflow
+//       layout once per scratchpad size (tiles of half of it) with an SRAM
+//       of the scratchpad plus the adjoint cache it needs (charged at the
+//       adjoint cache's size). Prints a table per kernel; --json writes the
+//       numbers for bench/run_hardware_model.
+//
 //   tapeflow_hw_bench --measure=KERNEL [--mode=direct|scratchpad]
 //                     [--tile-bytes=N] [--what=sweep|gradient] [--gradients=N]
 //                     [--no-sweep] [--callgrind]
@@ -76,11 +88,15 @@
 
 #include "harness/check.hpp"
 #include "kernels/black_scholes.hpp"
+#include "kernels/bundle_adjustment.hpp"
+#include "kernels/determinant.hpp"
 #include "kernels/gmm.hpp"
 #include "kernels/heat.hpp"
+#include "kernels/least_squares.hpp"
 #include "kernels/lstm.hpp"
 #include "kernels/mlp.hpp"
 #include "kernels/nbody.hpp"
+#include "kernels/ode.hpp"
 
 namespace hwbench {
 namespace {
@@ -157,11 +173,16 @@ bool with_kernel(const std::string& name, F&& f) {
     if (name == bench::mlp::name) return f(bench::mlp{}), true;
     if (name == bench::nbody::name) return f(bench::nbody{}), true;
     if (name == bench::black_scholes::name) return f(bench::black_scholes{}), true;
+    if (name == bench::determinant::name) return f(bench::determinant{}), true;
+    if (name == bench::least_squares::name) return f(bench::least_squares{}), true;
+    if (name == bench::ode::name) return f(bench::ode{}), true;
+    if (name == bench::bundle_adjustment::name) return f(bench::bundle_adjustment{}), true;
     return false;
 }
 // quick_start (3 statements) says nothing about memory; mlp_eigen tapes its
 // products as external entries, whose work the model does not see.
-const char* const model_kernels = "heat,gmm,lstm,mlp,nbody,black_scholes";
+const char* const model_kernels =
+    "heat,gmm,lstm,mlp,nbody,black_scholes,determinant,least_squares,ode,bundle_adjustment";
 
 std::vector<std::string> split(const std::string& s) {
     std::vector<std::string> out;
@@ -373,6 +394,112 @@ int run_models(const std::vector<std::string>& kernels, const std::vector<std::s
     return failed ? 1 : 0;
 }
 
+// ---- the three layouts side by side, each on the machine it needs ------------
+
+// One gradient with a model of `config` attached; the tape records through
+// a scratchpad of two `tile` tiles. Checks the gradient.
+template <class K>
+std::shared_ptr<tapeflow::hardware_model> modelled(const K& kernel, const tapeflow::hardware_config& config,
+                                                   std::size_t tile) {
+    tapeflow::tape_options options;
+    options.scratchpad = true;
+    options.tile_bytes = tile;
+    auto model = std::make_shared<tapeflow::hardware_model>(config);
+    options.observer = model;
+    const std::vector<double> x = kernel.inputs();
+    std::vector<double> g;
+    gradient_job job(options);
+    job.gradient(kernel, x, g);
+    check(kernel, g, "side by side");
+    return model;
+}
+
+// The accelerator whose SRAM is `bytes` (at least a line), charged at that
+// size's energy per byte.
+tapeflow::hardware_config machine_of(std::size_t bytes) {
+    return tapeflow::hardware_config::accelerator(std::max<std::size_t>(bytes, 64));
+}
+
+void json_layout(std::ostream& o, const char* name, const tapeflow::layout_summary& s, std::size_t sram) {
+    o << "\"" << name << "\": {\"sram_bytes\": " << sram << ", \"sram_needed_bytes\": " << s.sram_needed_bytes
+      << ", \"on_chip_energy_pj\": " << s.on_chip_energy_pj << ", \"energy_pj\": " << s.energy_pj
+      << ", \"dram_bytes\": " << dram(s) << ", \"on_chip_bytes\": " << sram_bytes(s)
+      << ", \"adjoint_misses\": " << s.adjoint_misses << "}";
+}
+
+// For each kernel: a probe gradient (1 MiB SRAM, 4 KiB tiles) gives what
+// each layout needs on chip for 99% adjoint hits (the tapeflow layout: its
+// adjoint cache, beside the scratchpad). The baselines then run on an
+// accelerator whose SRAM is what they need, the tapeflow layout once per
+// scratchpad size on an accelerator with the scratchpad and an adjoint
+// SRAM of what it needs, each structure at its own size's energy.
+int run_sides(const std::vector<std::string>& kernels, const std::vector<std::size_t>& scratchpads,
+              const std::string& json) {
+    if (!tapeflow::hardware_model_hook) {
+        std::fprintf(stderr, "built with TAPEFLOW_HARDWARE_MODEL=0: no hook, nothing to model\n");
+        return 2;
+    }
+    std::ostringstream o;
+    o.precision(17);
+    o << "{\"kernels\": [\n";
+    bool first = true;
+    for (const std::string& name : kernels) {
+        const bool known = with_kernel(name, [&](const auto& kernel) {
+            const double t0 = now_seconds();
+            auto probe = modelled(kernel, tapeflow::hardware_config{}, 4096);
+            const std::uint64_t adjoints = probe->tapeflow().sram_needed_bytes - 2 * 4096;
+            const std::uint64_t conv_need = probe->conventional().sram_needed_bytes;
+            const std::uint64_t var_need = probe->per_variable().sram_needed_bytes;
+            const tapeflow::layout_summary conv = modelled(kernel, machine_of(conv_need), 4096)->conventional();
+            const tapeflow::layout_summary var = modelled(kernel, machine_of(var_need), 4096)->per_variable();
+            std::printf("\n%s: on chip for 99%% adjoint hits: tapeflow %s of adjoints + the scratchpad, "
+                        "conventional %s, per variable %s\n", name.c_str(), human(double(adjoints)).c_str(),
+                        human(double(conv_need)).c_str(), human(double(var_need)).c_str());
+            std::printf("  %-12s %12s %14s %12s %14s %14s\n", "scratchpad", "on chip", "on-chip uJ", "DRAM",
+                        "conv/tapeflow", "p.var/tapeflow");
+            if (!first) o << ",\n";
+            first = false;
+            o << "  {\"kernel\": \"" << name << "\", \"statements\": " << probe->tapeflow().total.records
+              << ", \"adjoint_needed_bytes\": " << adjoints << ",\n   ";
+            json_layout(o, "conventional", conv, std::max<std::uint64_t>(conv_need, 64));
+            o << ",\n   ";
+            json_layout(o, "per_variable", var, std::max<std::uint64_t>(var_need, 64));
+            o << ",\n   \"tapeflow\": [";
+            for (std::size_t i = 0; i < scratchpads.size(); ++i) {
+                const std::size_t pad = scratchpads[i], tile = pad / 2;
+                // the scratchpad takes its room from the SRAM: the adjoints get what they need
+                tapeflow::hardware_config machine = machine_of(adjoints + pad);
+                machine.sram_pj_per_byte = tapeflow::sram_pj_per_byte_of(std::max<std::uint64_t>(adjoints, 64));
+                const tapeflow::layout_summary flow = modelled(kernel, machine, tile)->tapeflow();
+                std::printf("  %-12s %12s %14.4g %12s %13.2fx %13.2fx\n", human(double(pad)).c_str(),
+                            human(double(flow.sram_needed_bytes)).c_str(), flow.on_chip_energy_pj * 1e-6,
+                            human(double(dram(flow))).c_str(), conv.on_chip_energy_pj / flow.on_chip_energy_pj,
+                            var.on_chip_energy_pj / flow.on_chip_energy_pj);
+                o << (i ? ",\n     {" : "\n     {") << "\"scratchpad_bytes\": " << pad << ", \"tile_bytes\": " << tile
+                  << ", ";
+                json_layout(o, "layout", flow, machine.sram_bytes);
+                o << "}";
+            }
+            o << "],\n   \"seconds\": " << now_seconds() - t0 << "}";
+            std::fflush(stdout);
+        });
+        if (!known) {
+            std::fprintf(stderr, "unknown kernel %s (known: %s)\n", name.c_str(), model_kernels);
+            return 2;
+        }
+    }
+    o << "\n]}\n";
+    if (!json.empty()) {
+        std::ofstream file(json);
+        file << o.str();
+        if (!file) {
+            std::fprintf(stderr, "cannot write %s\n", json.c_str());
+            return 2;
+        }
+    }
+    return failed ? 1 : 0;
+}
+
 // ---- under valgrind -----------------------------------------------------------
 
 struct measure_settings {
@@ -471,13 +598,18 @@ bool take_flag(const char* arg, const char* name, std::string& value) {
 int main(int argc, char** argv) {
     using namespace hwbench;
     std::vector<char*> args;
-    bool model = false, print_build = false;
+    bool model = false, sides = false, print_build = false;
     std::string kernels = model_kernels, srams = "1048576,32768", json;
+    std::string scratchpads = "4096,8192,16384,32768,65536,131072,262144";
     measure_settings m;
     for (int i = 0; i < argc; ++i) {
         std::string v;
         if (take_flag(argv[i], "--model", v))
             model = true;
+        else if (take_flag(argv[i], "--sides", v))
+            sides = true;
+        else if (take_flag(argv[i], "--scratchpads", v))
+            scratchpads = v;
         else if (take_flag(argv[i], "--kernels", v))
             kernels = v;
         else if (take_flag(argv[i], "--sram", v))
@@ -517,6 +649,11 @@ int main(int argc, char** argv) {
             return 2;
         }
         return measure(m);
+    }
+    if (sides) {
+        std::vector<std::size_t> sizes;
+        for (const std::string& s : split(scratchpads)) sizes.push_back(std::stoul(s));
+        return run_sides(split(kernels), sizes, json);
     }
     if (model) {
         std::vector<std::size_t> sizes;
