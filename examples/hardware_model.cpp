@@ -18,7 +18,8 @@
 // needs fmt) and, with --csv FILE, writes the per-region counts as CSV
 // (--json FILE: everything as JSON). Then it takes the same gradient on
 // three machines (hardware_config: the default 1 MiB SRAM, an accelerator
-// with a 64 KiB SRAM, a CPU with L1, L2 and L3) and prints a line each:
+// with a 64 KiB SRAM, a CPU's L1, L2 and L3 with a scratchpad beside them,
+// which a real CPU does not have) and prints a line each:
 // the on-chip and the whole energy of the three layouts (tapeflow,
 // conventional, per variable). It returns 1 if a check fails.
 //
@@ -175,7 +176,7 @@ int main(int argc, char** argv) {
     const std::pair<const char*, tapeflow::hardware_config> machines[] = {
         {"default: 1 MiB SRAM", tapeflow::hardware_config{}},
         {"accelerator: 64 KiB SRAM", tapeflow::hardware_config::accelerator()},
-        {"CPU: L1 32 KiB, L2 1 MiB, L3 32 MiB", tapeflow::hardware_config::cpu()}};
+        {"CPU caches (L1, L2, L3) + scratchpad", tapeflow::hardware_config::cpu()}};
     fmt::print("\n{:<39}{:-^29}  {:-^29}  {:-^20}\n", "on three machines", " on-chip energy ", " energy ",
                " on chip: / tapeflow ");
     fmt::print("  {:<36} {:>9} {:>9} {:>9}  {:>9} {:>9} {:>9}  {:>9} {:>10}\n", "machine", "tapeflow", "conv", "p.var",

@@ -251,7 +251,7 @@ TEST_CASE("hardware model invariants on random programs", "[hw][random]") {
                 // per variable: 8 bytes of values per pair, no header, no identifier
                 check(pv.tape_bytes_written == 8 * st.arguments, "per-variable written != 8 pairs" + sweep);
                 check(pv.tape_bytes_swept == n * 8 * st.arguments, "per-variable swept != n x 8 pairs" + sweep);
-                check(pv.adjoint_accesses == v.adjoint_accesses, "per-variable adjoint accesses != conventional's");
+                check(pv.adjoint_accesses == v.adjoint_accesses, "per-variable adjoint accesses != conventional's" + sweep);
                 check(pv.total.records == n * st.statements, "per-variable records swept != n x statements" + sweep);
 
                 // the on-chip structures add up to the SRAM level: the totals,
@@ -291,6 +291,7 @@ TEST_CASE("hardware model invariants on random programs", "[hw][random]") {
                 const auto write_backs = [&](std::uint64_t lines) {
                     traffic w;
                     w.read[std::size_t(sram)] = lines * config.line_bytes;
+                    w.on_chip[1] = lines * config.line_bytes;  // read from the SRAM
                     w.written[std::size_t(dram)] = lines * config.line_bytes;
                     return w;
                 };

@@ -1002,6 +1002,32 @@ TEST_CASE("(g) a hardware_config that cannot describe caches is refused") {
     CHECK_THROWS_WITH(hardware_model(c), Catch::Contains("line_bytes"));
 }
 
+TEST_CASE("(g) a scratchpad that leaves the SRAM no room for the adjoints is refused when the sweep begins") {
+    hardware_config config;
+    config.sram_bytes = 8192;  // two 4 KiB tiles take it all
+    auto model = std::make_shared<hardware_model>(config);
+    tapeflow::tape t(options_with(model, 4096, true));
+    Real x = 1.001, y = 0.5;
+    const Real out = record_chain(t, x, y, 10);
+    t.set_adjoint(out, 1.0);
+    CHECK_THROWS_WITH(t.sweep(), Catch::Contains("leaves 0 of the SRAM's 8192 bytes") &&
+                                     Catch::Contains("raise sram_bytes"));
+    // with an inner cache, the SRAM left must be larger than it
+    config.sram_bytes = 16384;
+    config.inner_caches = {{"L1", 8192, 0}};
+    auto nested = std::make_shared<hardware_model>(config);
+    tapeflow::tape u(options_with(nested, 4096, true));
+    const Real out2 = record_chain(u, x, y, 10);
+    u.set_adjoint(out2, 1.0);
+    CHECK_THROWS_WITH(u.sweep(), Catch::Contains("not more than the last inner cache"));
+    // room for one line more is enough
+    config.sram_bytes = 16384 + 64;
+    auto fits = std::make_shared<hardware_model>(config);
+    tapeflow::tape v(options_with(fits, 4096, true));
+    sweep_from(v, record_chain(v, x, y, 10));
+    CHECK(fits->tapeflow().adjoint_accesses == 30);
+}
+
 TEST_CASE("(g) the configurations of a CPU and of an accelerator") {
     const hardware_config cpu = hardware_config::cpu();
     REQUIRE(cpu.inner_caches.size() == 2);

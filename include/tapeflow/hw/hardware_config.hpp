@@ -80,8 +80,9 @@ struct hardware_config {
     /// The SRAM's energy per byte: sram_pj_per_byte, or from sram_bytes.
     double sram_energy() const { return sram_pj_per_byte > 0 ? sram_pj_per_byte : sram_pj_per_byte_of(sram_bytes); }
 
-    /// An accelerator: a scratchpad (two tiles, sized by the tape) and one
-    /// on-chip SRAM of `sram` bytes for the adjoints, no other cache.
+    /// An accelerator: one on-chip SRAM of `sram` bytes and no other cache;
+    /// the scratchpad (two tiles, sized by the tape) takes its room from it,
+    /// the adjoints are cached in the rest.
     static hardware_config accelerator(std::size_t sram = std::size_t(64) << 10) {
         hardware_config c;
         c.sram_bytes = sram;
@@ -89,6 +90,8 @@ struct hardware_config {
     }
     /// A CPU core: L1 32 KiB, L2 1 MiB, L3 32 MiB (the SRAM), 64-byte lines
     /// (the machine of docs/performance.md, its L3 taken whole by one core).
+    /// A tape with a scratchpad still gets one beside the caches, which a
+    /// real CPU does not have (its tiles would live in the caches).
     static hardware_config cpu() {
         hardware_config c;
         c.inner_caches = {{"L1", std::size_t(32) << 10, 0}, {"L2", std::size_t(1) << 20, 0}};

@@ -57,7 +57,9 @@
 //   every record's adjoint accesses are counted as if its adjoint were not
 //   zero (the sweep skips the pairs of a record whose adjoint is 0; the
 //   model sees records, not values). An external entry (custom adjoint)
-//   counts its 8-byte record; the work of its reverse rule is not seen.
+//   counts its 8-byte record (conventional: an 8-byte header; per
+//   variable: nothing) and one adjoint access; the work of its reverse
+//   rule is not seen.
 //
 // Results: totals per layout, per region (records outside every region are
 // region 0, "(outside regions)"; a record counts toward its innermost
@@ -72,7 +74,6 @@
 #include <iterator>
 #include <limits>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -136,8 +137,8 @@ struct layout_summary {
     std::uint64_t tape_bytes_written = 0;  ///< record bytes written by recording
     std::uint64_t tape_bytes_swept = 0;    ///< record bytes read by sweeps
     std::uint64_t adjoint_accesses = 0;
-    std::uint64_t adjoint_misses = 0;      ///< of which missed the cache
-    std::uint64_t write_backs = 0;         ///< dirty adjoint lines evicted (line_bytes each)
+    std::uint64_t adjoint_misses = 0;      ///< of which missed the last cache level (went to DRAM)
+    std::uint64_t write_backs = 0;         ///< dirty adjoint lines the last level evicted to DRAM
     /// Smallest power-of-two cache (bytes) at which needed_hit_fraction of
     /// the adjoint re-references hit, plus the scratchpad (tapeflow layout).
     std::uint64_t sram_needed_bytes = 0;
@@ -148,7 +149,7 @@ struct layout_summary {
     std::vector<structure_summary> structures;
 };
 
-/// Traffic of one region, both layouts.
+/// Traffic of one region, in the three layouts.
 struct region_traffic {
     std::string label;          ///< "(outside regions)" for index 0
     std::size_t depth = 0;
@@ -182,27 +183,24 @@ public:
     const hardware_config& config() const noexcept { return config_; }
 
     /// The on-chip structures, in the order of traffic::on_chip: the
-    /// scratchpad (capacity: the largest a sweep saw, 0 before the first),
-    /// the inner caches, the SRAM; each with the energy per byte the model
-    /// charges (hardware_config.hpp).
+    /// scratchpad (capacity: the largest a sweep of the tape saw, 0 before
+    /// the first; kept by clear()), the inner caches, the SRAM; each with
+    /// the energy per byte the model charges (hardware_config.hpp).
     std::vector<on_chip_structure> structures() const {
+        const std::array<double, max_on_chip_structures> pj = energies();
         std::vector<on_chip_structure> s;
-        // (before a sweep told the scratchpad's size, its bytes cost what the SRAM's do)
-        const double pad = config_.scratchpad_pj_per_byte > 0 ? config_.scratchpad_pj_per_byte
-                           : scratchpad_peak_ > 0             ? sram_pj_per_byte_of(scratchpad_peak_)
-                                                              : config_.sram_energy();
-        s.push_back({"scratchpad", scratchpad_peak_, pad});
-        for (const cache_level& c : config_.inner_caches)
-            s.push_back({c.name, c.bytes, c.pj_per_byte > 0 ? c.pj_per_byte : sram_pj_per_byte_of(c.bytes)});
-        s.push_back({config_.sram_name, config_.sram_bytes, config_.sram_energy()});
+        s.push_back({"scratchpad", scratchpad_bytes_, pj[scratchpad]});
+        for (std::size_t j = 0; j < config_.inner_caches.size(); ++j)
+            s.push_back({config_.inner_caches[j].name, config_.inner_caches[j].bytes, pj[structure_of(j)]});
+        s.push_back({config_.sram_name, config_.sram_bytes, pj[structure_of(config_.inner_caches.size())]});
         return s;
     }
     /// Picojoules of `t`: the bytes at each on-chip structure times its
     /// energy per byte (structures()), plus DRAM and file bytes times theirs.
     double energy_pj(const traffic& t) const {
-        const std::vector<on_chip_structure> s = structures();
+        const std::array<double, max_on_chip_structures> pj = energies();
         double e = 0;
-        for (std::size_t i = 0; i < s.size(); ++i) e += double(t.on_chip[i]) * s[i].pj_per_byte;
+        for (std::size_t i = 0; i < max_on_chip_structures; ++i) e += double(t.on_chip[i]) * pj[i];
         return e + double(t.bytes(memory_level::dram)) * config_.dram_pj_per_byte +
                double(t.bytes(memory_level::file)) * config_.file_pj_per_byte;
     }
@@ -226,6 +224,7 @@ public:
     void clear() {
         flow_ = conv_ = var_ = counts{};
         flow_cache_ = conv_cache_ = var_cache_ = cache{};
+        configure_caches(scratchpad_bytes_);
         scratchpad_peak_ = 0;
         regions_.assign(1, region_traffic{});
         regions_[0].label = "(outside regions)";
@@ -263,6 +262,7 @@ public:
                               "basic_hardware_model<float> to a tape_f, basic_hardware_model<long double> "
                               "to a tape_l (this model's S has " + std::to_string(sizeof(Scalar)) +
                               " bytes, the tape's " + std::to_string(c.adjoint_bytes) + ")");
+        if (c.scratchpad_bytes > 0) check_room(c.scratchpad_bytes);
         sweeping_ = true;
         context_ = c;
         // records past what was recorded before the last recorded() are new
@@ -272,22 +272,13 @@ public:
         swept_begin_ = std::numeric_limits<std::uint64_t>::max();
         swept_end_ = 0;
         scratchpad_peak_ = std::max<std::uint64_t>(scratchpad_peak_, c.scratchpad_bytes);
-        // every cache level as configured; the scratchpad takes its room
-        // from the SRAM's (the last level) in the tapeflow layout
-        const std::size_t levels = config_.inner_caches.size() + 1;
-        flow_cache_.levels = conv_cache_.levels = var_cache_.levels = levels;
-        for (std::size_t j = 0; j + 1 < levels; ++j)
-            flow_cache_.capacity[j] = conv_cache_.capacity[j] = var_cache_.capacity[j] =
-                config_.inner_caches[j].bytes / config_.line_bytes;
-        const std::size_t lines = config_.sram_bytes / config_.line_bytes;
-        const std::size_t pad_lines = (c.scratchpad_bytes + config_.line_bytes - 1) / config_.line_bytes;
-        flow_cache_.capacity[levels - 1] = lines > pad_lines ? lines - pad_lines : 0;
-        conv_cache_.capacity[levels - 1] = var_cache_.capacity[levels - 1] = lines;
+        scratchpad_bytes_ = std::max<std::uint64_t>(scratchpad_bytes_, c.scratchpad_bytes);
+        configure_caches(c.scratchpad_bytes);
         // conventional stream cursors: fresh per sweep (positions count down)
         conv_statement_ = conv_pair_ = std::uint64_t(1) << 40;
         // per-variable arrays: read from their ends, their lines new to this sweep
         var_end_.assign(var_end_.size(), std::uint64_t(1) << 36);
-        var_line_key_.clear();
+        var_line_.assign(var_line_.size(), no_line);
         segments(c);
     }
     void layer(std::size_t tile, const std::byte* data, std::size_t begin, std::size_t end,
@@ -418,9 +409,13 @@ private:
         if (var_bytes > 0) {
             on_chip(var, structure_of(0), var_bytes, 0);  // read from the first cache
             var_.tape_swept += var_bytes;
-            if (var_end_.size() <= h.lhs) var_end_.resize(std::size_t(h.lhs) + 1, std::uint64_t(1) << 36);
+            if (var_end_.size() <= h.lhs) {
+                var_end_.resize(std::size_t(h.lhs) + 1, std::uint64_t(1) << 36);
+                var_line_.resize(std::size_t(h.lhs) + 1, no_line);
+                var_key_.resize(std::size_t(h.lhs) + 1, 0);
+            }
             var_end_[h.lhs] -= var_bytes;
-            array_lines(var, h.lhs, var_end_[h.lhs], var_bytes);
+            read_lines(var_cache_, var, var_line_[h.lhs], var_key_[h.lhs], var_end_[h.lhs], var_bytes);
         }
         // adjoints: lhs (read, then set to 0), then each pair's target
         adjoint(flow_cache_, flow, h.lhs);
@@ -433,20 +428,6 @@ private:
                 adjoint(conv_cache_, conv, id);
                 adjoint(var_cache_, var, id);
             }
-    }
-
-    // The lines of bytes [offset, offset + bytes) of the per-variable array
-    // of `variable`, read backwards through the per-variable caches. Each
-    // array is an allocation of its own: its lines are no other array's.
-    void array_lines(traffic& t, identifier variable, std::uint64_t offset, std::uint64_t bytes) {
-        const std::uint64_t first = offset / config_.line_bytes;
-        const std::uint64_t last = (offset + bytes - 1) / config_.line_bytes;
-        for (std::uint64_t line = last + 1; line-- > first;) {
-            // offsets stay below 2^36, so (variable, line) fits one 64-bit name
-            const auto [at, fresh] = var_line_key_.try_emplace((std::uint64_t(variable) << 36) | line, 0);
-            if (fresh) at->second = var_cache_.next_key++;
-            tape_line(var_cache_, t, at->second);
-        }
     }
 
     // One read-modify-write of adjoint `id` through cache c: at the first
@@ -475,8 +456,9 @@ private:
     void write_backs(cache& c, counts& n) {
         for (std::size_t j = 0; j < c.levels; ++j) {
             const std::uint64_t evicted = c.misses[j] - c.stack.resident(0, c.capacity[j]);
-            const std::uint64_t lines = (evicted - c.written_back[j]) * config_.line_bytes;
-            c.written_back[j] = evicted;
+            // (a level that grew since the last sweep can hold lines it had evicted: none to write now)
+            const std::uint64_t lines = (evicted > c.written_back[j] ? evicted - c.written_back[j] : 0) * config_.line_bytes;
+            c.written_back[j] = std::max(c.written_back[j], evicted);
             on_chip(n.total, structure_of(j), lines, 0);
             if (j + 1 < c.levels)
                 on_chip(n.total, structure_of(j + 1), 0, lines);
@@ -492,6 +474,46 @@ private:
             on_chip(t, structure_of(j + 1), config_.line_bytes, 0);
         else
             t.read[std::size_t(memory_level::dram)] += config_.line_bytes;
+    }
+    // Energy per byte of each structure, in the order of traffic::on_chip.
+    // Before any sweep told the scratchpad's size, its bytes cost the SRAM's.
+    std::array<double, max_on_chip_structures> energies() const {
+        std::array<double, max_on_chip_structures> pj{};
+        pj[scratchpad] = config_.scratchpad_pj_per_byte > 0 ? config_.scratchpad_pj_per_byte
+                         : scratchpad_bytes_ > 0             ? sram_pj_per_byte_of(scratchpad_bytes_)
+                                                             : config_.sram_energy();
+        const std::size_t inner = config_.inner_caches.size();
+        for (std::size_t j = 0; j < inner; ++j) {
+            const cache_level& l = config_.inner_caches[j];
+            pj[structure_of(j)] = l.pj_per_byte > 0 ? l.pj_per_byte : sram_pj_per_byte_of(l.bytes);
+        }
+        pj[structure_of(inner)] = config_.sram_energy();
+        return pj;
+    }
+    // The cache levels of the three layouts: every level as configured; in
+    // the tapeflow layout the scratchpad takes its room from the SRAM's.
+    void configure_caches(std::uint64_t scratchpad_bytes) {
+        const std::size_t levels = config_.inner_caches.size() + 1;
+        flow_cache_.levels = conv_cache_.levels = var_cache_.levels = levels;
+        for (std::size_t j = 0; j + 1 < levels; ++j)
+            flow_cache_.capacity[j] = conv_cache_.capacity[j] = var_cache_.capacity[j] =
+                config_.inner_caches[j].bytes / config_.line_bytes;
+        const std::uint64_t lines = config_.sram_bytes / config_.line_bytes;
+        const std::uint64_t pad_lines = (scratchpad_bytes + config_.line_bytes - 1) / config_.line_bytes;
+        flow_cache_.capacity[levels - 1] = lines > pad_lines ? lines - pad_lines : 0;
+        conv_cache_.capacity[levels - 1] = var_cache_.capacity[levels - 1] = lines;
+    }
+    // The SRAM left beside a scratchpad must hold a line and be larger than
+    // every inner cache (the levels nest).
+    void check_room(std::uint64_t scratchpad_bytes) const {
+        const std::uint64_t left = scratchpad_bytes < config_.sram_bytes ? config_.sram_bytes - scratchpad_bytes : 0;
+        const std::uint64_t inner = config_.inner_caches.empty() ? 0 : config_.inner_caches.back().bytes;
+        if (left < config_.line_bytes || left <= inner)
+            throw usage_error("hardware_config: the tape's scratchpad (" + std::to_string(scratchpad_bytes) +
+                              " bytes, two tiles) leaves " + std::to_string(left) + " of the SRAM's " +
+                              std::to_string(config_.sram_bytes) + " bytes for the adjoints" +
+                              (inner > 0 ? ", not more than the last inner cache (" + std::to_string(inner) + ")" : "") +
+                              ": raise sram_bytes or lower tape_options::tile_bytes");
     }
     static void on_chip(traffic& t, std::size_t structure, std::uint64_t read, std::uint64_t written) noexcept {
         t.read[std::size_t(memory_level::sram)] += read;
@@ -520,14 +542,23 @@ private:
     // The lines of bytes [offset, offset + bytes) of tape stream s, read
     // backwards through cache c (a miss per line not cached).
     void stream_lines(cache& c, traffic& t, int s, std::uint64_t offset, std::uint64_t bytes) {
+        read_lines(c, t, c.stream_line[s], c.stream_key[s], offset, bytes);
+    }
+    // The lines of bytes [offset, offset + bytes) of a tape stream or a
+    // per-variable array, read backwards through cache c. A stream is read
+    // from its end to its start in a sweep, so a line it left is not read
+    // again: `line` and `key` are the stream's current line and its key in
+    // the cache's stack (a new key per line met).
+    void read_lines(cache& c, traffic& t, std::uint64_t& line, std::uint64_t& key, std::uint64_t offset,
+                    std::uint64_t bytes) {
         const std::uint64_t first = offset / config_.line_bytes;
         const std::uint64_t last = (offset + bytes - 1) / config_.line_bytes;
-        for (std::uint64_t line = last + 1; line-- > first;) {
-            if (line != c.stream_line[s]) {
-                c.stream_line[s] = line;
-                c.stream_key[s] = c.next_key++;
+        for (std::uint64_t l = last + 1; l-- > first;) {
+            if (l != line) {
+                line = l;
+                key = c.next_key++;
             }
-            tape_line(c, t, c.stream_key[s]);
+            tape_line(c, t, key);
         }
     }
     // A tape line (clean: never written back) read through cache c.
@@ -654,11 +685,12 @@ private:
     counts flow_, conv_, var_;
     cache flow_cache_, conv_cache_, var_cache_;
     // per-variable arrays: where the part not yet read ends (counts down
-    // from 2^36 in each sweep), by variable; the key in var_cache_ of each
-    // (variable, line) the sweep read
+    // from 2^36 in each sweep), the line being read and its key, by variable
     std::vector<std::uint64_t> var_end_;
-    std::unordered_map<std::uint64_t, std::uint64_t> var_line_key_;
+    std::vector<std::uint64_t> var_line_, var_key_;  // as cache::stream_line, stream_key, by variable
+    static constexpr std::uint64_t no_line = ~std::uint64_t(0);
     std::uint64_t scratchpad_peak_ = 0;
+    std::uint64_t scratchpad_bytes_ = 0;  // the largest scratchpad a sweep saw, kept by clear(): its energy
     std::vector<region_traffic> regions_;
     std::vector<layer_traffic> layers_;
     std::vector<std::pair<std::size_t, traffic>> staged_;  // tile moves of this sweep, by tile

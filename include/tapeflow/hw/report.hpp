@@ -143,7 +143,6 @@ inline std::string csv_string(std::string_view s) {
 }
 
 // "sram_read":1,"sram_written":2,...,"records":3,"energy_pj":4.5
-// "sram_read":1,"sram_written":2,...,"records":3,"energy_pj":4.5
 template <class Scalar>
 std::string json_traffic(const traffic& t, const basic_hardware_model<Scalar>& model) {
     std::string out = "{";
