@@ -471,12 +471,14 @@ int run_sides(const std::vector<std::string>& kernels, const std::vector<std::si
     for (const std::string& name : kernels) {
         const bool known = with_kernel(name, [&](const auto& kernel) {
             const double t0 = now_seconds();
-            auto probe = modelled(kernel, tapeflow::hardware_config{}, 4096);
-            const std::uint64_t adjoints = probe->tapeflow().sram_needed_bytes - 2 * 4096;
+            constexpr std::size_t probe_tile = 4096;
+            auto probe = modelled(kernel, tapeflow::hardware_config{}, probe_tile);
+            const std::uint64_t adjoints = probe->tapeflow().sram_needed_bytes - 2 * probe_tile;
             const std::uint64_t conv_need = probe->conventional().sram_needed_bytes;
             const std::uint64_t var_need = probe->per_variable().sram_needed_bytes;
-            const tapeflow::layout_summary conv = modelled(kernel, machine_of(conv_need), 0)->conventional();
-            const tapeflow::layout_summary var = modelled(kernel, machine_of(var_need), 0)->per_variable();
+            const tapeflow::hardware_config conv_machine = machine_of(conv_need), var_machine = machine_of(var_need);
+            const tapeflow::layout_summary conv = modelled(kernel, conv_machine, 0)->conventional();
+            const tapeflow::layout_summary var = modelled(kernel, var_machine, 0)->per_variable();
             std::printf("\n%s: on chip for 99%% adjoint hits: tapeflow %s of adjoints + the scratchpad, "
                         "conventional %s, per variable %s\n", name.c_str(), human(double(adjoints)).c_str(),
                         human(double(conv_need)).c_str(), human(double(var_need)).c_str());
@@ -486,9 +488,9 @@ int run_sides(const std::vector<std::string>& kernels, const std::vector<std::si
             first = false;
             o << "  {\"kernel\": \"" << name << "\", \"statements\": " << probe->tapeflow().total.records
               << ", \"adjoint_needed_bytes\": " << adjoints << ",\n   ";
-            json_layout(o, "conventional", conv, std::max<std::uint64_t>(conv_need, 64));
+            json_layout(o, "conventional", conv, conv_machine.sram_bytes);
             o << ",\n   ";
-            json_layout(o, "per_variable", var, std::max<std::uint64_t>(var_need, 64));
+            json_layout(o, "per_variable", var, var_machine.sram_bytes);
             o << ",\n   \"tapeflow\": [";
             for (std::size_t i = 0; i < scratchpads.size(); ++i) {
                 const std::size_t pad = scratchpads[i], tile = pad / 2;

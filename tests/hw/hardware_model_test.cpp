@@ -1044,6 +1044,24 @@ TEST_CASE("(g) the configurations of a CPU and of an accelerator") {
     CHECK(hardware_config::accelerator().sram_bytes == 64 * 1024);
 }
 
+TEST_CASE("(f) the scratchpad's energy before any sweep is the SRAM's, and its size survives clear()") {
+    auto model = std::make_shared<hardware_model>();
+    tapeflow::tape t(options_with(model, 4096, true));
+    Real x = 1.001, y = 0.5;
+    record_chain(t, x, y, 500);
+    t.reset();  // drops the records unswept: recorded() tells the model of them
+    REQUIRE(model->tapeflow().total.on_chip[0] > 0);
+    CHECK(model->structures()[0].capacity == 0);  // no sweep told the size yet
+    CHECK(model->structures()[0].pj_per_byte == Approx(12.5));  // the 1 MiB SRAM's
+    sweep_from(t, record_chain(t, x, y, 500));
+    CHECK(model->structures()[0].capacity == 8192);
+    CHECK(model->structures()[0].pj_per_byte == Approx(1.25));
+    model->clear();
+    CHECK(model->tapeflow().total.on_chip[0] == 0);
+    CHECK(model->structures()[0].capacity == 8192);  // what the model knows of the tape stays
+    CHECK(model->structures()[0].pj_per_byte == Approx(1.25));
+}
+
 TEST_CASE("(f) SRAM energy per byte from the capacity: Horowitz's figures, between and beyond them") {
     using tapeflow::sram_pj_per_byte_of;
     // 10, 20 and 100 pJ per 64-bit access at 8 KiB, 32 KiB, 1 MiB

@@ -236,8 +236,7 @@ public:
     // ---- tape_observer ------------------------------------------------------
 
     void recorded(std::uint64_t bytes, memory_level level) override {
-        flow_.total.written[std::size_t(level)] += bytes;
-        if (level == memory_level::sram) flow_.total.on_chip[scratchpad] += bytes;
+        tile_bytes(flow_.total, level, 0, bytes);
         flow_.tape_written += bytes;
         new_bytes_ = bytes;
     }
@@ -248,11 +247,8 @@ public:
     }
     void tile_moved(std::size_t tile, std::size_t bytes, memory_level from, memory_level to) override {
         traffic t;
-        t.read[std::size_t(from)] += bytes;
-        t.written[std::size_t(to)] += bytes;
-        // tiles are on chip only in the scratchpad
-        if (from == memory_level::sram) t.on_chip[scratchpad] += bytes;
-        if (to == memory_level::sram) t.on_chip[scratchpad] += bytes;
+        tile_bytes(t, from, bytes, 0);
+        tile_bytes(t, to, 0, bytes);
         flow_.total += t;
         if (sweeping_) staged_.emplace_back(tile, t);  // attributed to the layer of `tile`
     }
@@ -277,8 +273,7 @@ public:
         // conventional stream cursors: fresh per sweep (positions count down)
         conv_statement_ = conv_pair_ = std::uint64_t(1) << 40;
         // per-variable arrays: read from their ends, their lines new to this sweep
-        var_end_.assign(var_end_.size(), std::uint64_t(1) << 36);
-        var_line_.assign(var_line_.size(), no_line);
+        arrays_.assign(arrays_.size(), array_cursor{});
         segments(c);
     }
     void layer(std::size_t tile, const std::byte* data, std::size_t begin, std::size_t end,
@@ -380,8 +375,7 @@ private:
             const std::uint64_t a = std::uint64_t(reinterpret_cast<std::uintptr_t>(at));
             stream_lines(flow_cache_, flow, 0, a, size);
         } else {
-            flow.read[std::size_t(level)] += size;
-            if (level == memory_level::sram) flow.on_chip[scratchpad] += size;  // staged: the scratchpad
+            tile_bytes(flow, level, size, 0);  // staged: the scratchpad
         }
         // conventional: header, identifiers and partials streams
         const std::uint64_t k = h.count;
@@ -409,25 +403,21 @@ private:
         if (var_bytes > 0) {
             on_chip(var, structure_of(0), var_bytes, 0);  // read from the first cache
             var_.tape_swept += var_bytes;
-            if (var_end_.size() <= h.lhs) {
-                var_end_.resize(std::size_t(h.lhs) + 1, std::uint64_t(1) << 36);
-                var_line_.resize(std::size_t(h.lhs) + 1, no_line);
-                var_key_.resize(std::size_t(h.lhs) + 1, 0);
-            }
-            var_end_[h.lhs] -= var_bytes;
-            read_lines(var_cache_, var, var_line_[h.lhs], var_key_[h.lhs], var_end_[h.lhs], var_bytes);
+            if (arrays_.size() <= h.lhs) arrays_.resize(std::size_t(h.lhs) + 1);
+            array_cursor& a = arrays_[h.lhs];
+            a.end -= var_bytes;
+            read_lines(var_cache_, var, a.line, a.key, a.end, var_bytes);
         }
         // adjoints: lhs (read, then set to 0), then each pair's target
         adjoint(flow_cache_, flow, h.lhs);
         adjoint(conv_cache_, conv, h.lhs);
         adjoint(var_cache_, var, h.lhs);
-        if (h.count > 0)
-            for (std::uint32_t i = 0; i < h.count; ++i) {
-                const identifier id = r.id(i);
-                adjoint(flow_cache_, flow, id);
-                adjoint(conv_cache_, conv, id);
-                adjoint(var_cache_, var, id);
-            }
+        for (std::uint32_t i = 0; i < h.count; ++i) {
+            const identifier id = r.id(i);
+            adjoint(flow_cache_, flow, id);
+            adjoint(conv_cache_, conv, id);
+            adjoint(var_cache_, var, id);
+        }
     }
 
     // One read-modify-write of adjoint `id` through cache c: at the first
@@ -442,12 +432,17 @@ private:
             for (std::uint64_t d = distance; d != 0; d >>= 1) ++width;
             ++c.reuse[width];
         }
-        for (std::size_t j = 0; j < c.levels && (distance == lru_stack::cold || distance >= c.capacity[j]); ++j) {
-            ++c.misses[j];
-            fill(c, t, j);
-        }
+        const std::size_t missed = serve(c, t, distance);
+        for (std::size_t j = 0; j < missed; ++j) ++c.misses[j];
+    }
+    // An access at stack distance `distance` through cache c: a line filled
+    // into each level it missed, from the first level on; returns how many.
+    std::size_t serve(cache& c, traffic& t, std::uint64_t distance) const {
+        std::size_t j = 0;
+        for (; j < c.levels && (distance == lru_stack::cold || distance >= c.capacity[j]); ++j) fill(c, t, j);
         c.peak_lines = std::max<std::uint64_t>(c.peak_lines,
                                                std::min<std::uint64_t>(c.stack.distinct(), c.capacity[c.levels - 1]));
+        return j;
     }
     // Every adjoint line is dirty once touched, so each one a level has
     // evicted was written back to the next level (DRAM after the last):
@@ -515,6 +510,13 @@ private:
                               (inner > 0 ? ", not more than the last inner cache (" + std::to_string(inner) + ")" : "") +
                               ": raise sram_bytes or lower tape_options::tile_bytes");
     }
+    // Tile bytes read or written at a level: on chip, tiles are only ever in
+    // the scratchpad.
+    static void tile_bytes(traffic& t, memory_level level, std::uint64_t read, std::uint64_t written) noexcept {
+        t.read[std::size_t(level)] += read;
+        t.written[std::size_t(level)] += written;
+        if (level == memory_level::sram) t.on_chip[scratchpad] += read + written;
+    }
     static void on_chip(traffic& t, std::size_t structure, std::uint64_t read, std::uint64_t written) noexcept {
         t.read[std::size_t(memory_level::sram)] += read;
         t.written[std::size_t(memory_level::sram)] += written;
@@ -563,11 +565,7 @@ private:
     }
     // A tape line (clean: never written back) read through cache c.
     void tape_line(cache& c, traffic& t, std::uint64_t key) {
-        const std::uint64_t distance = c.stack.access(1, key);
-        for (std::size_t j = 0; j < c.levels && (distance == lru_stack::cold || distance >= c.capacity[j]); ++j)
-            fill(c, t, j);
-        c.peak_lines = std::max<std::uint64_t>(c.peak_lines,
-                                               std::min<std::uint64_t>(c.stack.distinct(), c.capacity[c.levels - 1]));
+        serve(c, t, c.stack.access(1, key));
     }
 
     bool written(std::uint64_t at) const {
@@ -642,12 +640,6 @@ private:
         close_until(std::numeric_limits<std::uint64_t>::max());
     }
 
-    // Whether a layout's counts have a scratchpad (the tapeflow layout of a
-    // streaming tape).
-    bool scratchpad_in(const counts& n) const noexcept {
-        return &n == &flow_ && (scratchpad_peak_ > 0 || n.total.on_chip[scratchpad] > 0);
-    }
-
     layout_summary summary(const counts& n, const cache& c, std::uint64_t scratchpad) const {
         layout_summary s;
         s.total = n.total;
@@ -658,7 +650,9 @@ private:
         s.adjoint_misses = c.misses[c.levels - 1];
         s.write_backs = c.written_back[c.levels - 1];
         const std::vector<on_chip_structure> on = structures();
-        for (std::size_t i = scratchpad_in(n) ? 0 : 1; i < on.size(); ++i) {
+        // the scratchpad when the layout has one (the tapeflow layout of a streaming tape)
+        const bool has_scratchpad = scratchpad > 0 || n.total.on_chip[0] > 0;
+        for (std::size_t i = has_scratchpad ? 0 : 1; i < on.size(); ++i) {
             structure_summary one;
             one.index = i;
             one.structure = on[i];
@@ -684,11 +678,15 @@ private:
     hardware_config config_;
     counts flow_, conv_, var_;
     cache flow_cache_, conv_cache_, var_cache_;
-    // per-variable arrays: where the part not yet read ends (counts down
-    // from 2^36 in each sweep), the line being read and its key, by variable
-    std::vector<std::uint64_t> var_end_;
-    std::vector<std::uint64_t> var_line_, var_key_;  // as cache::stream_line, stream_key, by variable
-    static constexpr std::uint64_t no_line = ~std::uint64_t(0);
+    // A per-variable array in a sweep: where the part not yet read ends
+    // (counts down from 2^36), the line being read and its key (as
+    // cache::stream_line and stream_key).
+    struct array_cursor {
+        std::uint64_t end = std::uint64_t(1) << 36;
+        std::uint64_t line = ~std::uint64_t(0);
+        std::uint64_t key = 0;
+    };
+    std::vector<array_cursor> arrays_;  // by variable (lhs identifier)
     std::uint64_t scratchpad_peak_ = 0;
     std::uint64_t scratchpad_bytes_ = 0;  // the largest scratchpad a sweep saw, kept by clear(): its energy
     std::vector<region_traffic> regions_;
