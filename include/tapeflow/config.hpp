@@ -27,6 +27,13 @@
 #define TAPEFLOW_MERGE_LIMIT 16
 #endif
 
+#ifndef TAPEFLOW_MAX_EXPRESSION_DEPTH
+// Deepest expression tree one node holds. A deeper operand is first
+// assigned to a Real of its own (one record more), which keeps the stack a
+// long statement takes and its compile time linear in its length.
+#define TAPEFLOW_MAX_EXPRESSION_DEPTH 64
+#endif
+
 #ifndef TAPEFLOW_DEBUG_CHECKS
 #ifdef NDEBUG
 #define TAPEFLOW_DEBUG_CHECKS 0
@@ -67,11 +74,14 @@ inline constexpr std::size_t min_tile_bytes = 1024;
 inline constexpr std::size_t max_tile_bytes = std::size_t(1) << 30;
 /// Statements with at most this many active operands get duplicates merged.
 inline constexpr std::size_t merge_limit = TAPEFLOW_MERGE_LIMIT;
-/// Deepest expression (nested operations) one statement may be: a sum of N
-/// terms written out is N - 1 deep. Recording walks the tree with one nested
-/// template per level and compilers stop at a nesting of 900 (GCC) or 1024
-/// (Clang) by default; past this limit a static_assert says so instead.
-inline constexpr std::size_t max_expression_depth = 800;
+/// Deepest expression tree (nested operations) that one record is made of.
+/// A sum of N terms written out is N - 1 deep: when an operation would nest
+/// deeper, its operand is first assigned to a variable of its own (a
+/// temporary Real: one record, or a Dual in forward mode), and the tree goes
+/// on from there (expr/nodes.hpp, split_operand). Statements of any length
+/// therefore compile and run; every max_expression_depth levels add a record.
+inline constexpr std::size_t max_expression_depth = TAPEFLOW_MAX_EXPRESSION_DEPTH;
+static_assert(max_expression_depth >= 2, "TAPEFLOW_MAX_EXPRESSION_DEPTH must be at least 2");
 /// Whether the (slow) per-statement debug checks are compiled in.
 inline constexpr bool debug_checks = TAPEFLOW_DEBUG_CHECKS != 0;
 /// Whether tapes call tape_options::observer (the hardware-model hook).

@@ -209,6 +209,43 @@ constexpr decltype(auto) capture(const T& x) noexcept {
 template <class S, class T>
 using captured_t = std::remove_cv_t<std::remove_reference_t<decltype(capture<S>(std::declval<const T&>()))>>;
 
+/// A sub-expression too deep to nest further (max_expression_depth),
+/// evaluated into a Real of its own: one record when the tape is recording.
+/// Every copy of the trees built over it shares that Real, and the last copy
+/// to go gives its identifier back (after the statement that reads it is
+/// recorded: the trees of a statement live until its end). See split_operand
+/// in nodes.hpp.
+template <class S>
+class temporary_leaf {
+public:
+    using scalar_type = S;
+    static constexpr std::size_t leaf_count = 1;
+    static constexpr std::size_t depth = 0;
+
+    template <class E>
+    explicit temporary_leaf(const E& e)
+        : owner_(new owner{basic_real<S>(e), 1}), leaf_(capture<S>(owner_->real)) {}
+    temporary_leaf(const temporary_leaf& o) noexcept : owner_(o.owner_), leaf_(o.leaf_) { ++owner_->users; }
+    temporary_leaf& operator=(const temporary_leaf&) = delete;
+    ~temporary_leaf() {
+        if (--owner_->users == 0) delete owner_;
+    }
+
+    S value() const noexcept { return leaf_.value(); }
+    template <class Sink>
+    TAPEFLOW_ALWAYS_INLINE void push(Sink& sink, S w) const noexcept {
+        leaf_.push(sink, w);
+    }
+
+private:
+    struct owner {
+        basic_real<S> real;
+        std::size_t users;  // copies of this leaf alive
+    };
+    owner* owner_;
+    captured_t<S, basic_real<S>> leaf_;
+};
+
 /// Value of an operand, whether expression or number.
 template <class T>
 constexpr auto value_of(const T& x) noexcept {

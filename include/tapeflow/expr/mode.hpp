@@ -61,6 +61,8 @@ template <class S>
 struct mode_of<active_leaf<S>> { using type = reverse_mode; };
 template <class S>
 struct mode_of<checked_active_leaf<S>> { using type = reverse_mode; };
+template <class S>
+struct mode_of<temporary_leaf<S>> { using type = reverse_mode; };
 
 // The nodes (nodes.hpp) take the mode of their operands.
 template <class Op, class A>

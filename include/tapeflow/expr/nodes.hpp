@@ -27,19 +27,44 @@
 #include "mode.hpp"
 
 namespace tapeflow {
+
+template <class S, std::size_t N>
+class basic_dual;
+
 namespace detail {
 
-/// Checked in each node type as it is built (which also computes depth and
-/// leaf_count level by level, not recursively at the root): fires once, at
-/// the node one level too deep.
-template <std::size_t Depth>
-constexpr bool depth_ok() noexcept {
-    static_assert(Depth != max_expression_depth + 1,
-                  "tapeflow: an expression nests more than max_expression_depth (800) operations "
-                  "deep; split it into several statements (e.g. sum the terms in a loop, or in "
-                  "parts of a few hundred terms)");
-    return true;
+/// What a node stores for a sub-expression that is already
+/// max_expression_depth deep: a variable of the tree's mode holding its
+/// value (reverse: a temporary Real, recorded; forward: a Dual).
+template <class Mode, class S>
+struct split_variable;
+template <class S>
+struct split_variable<reverse_mode, S> { using type = temporary_leaf<S>; };
+template <std::size_t N, class S>
+struct split_variable<forward_mode<N>, S> { using type = basic_dual<S, N>; };
+
+/// Operand x as a node of scalar type S stores it (after clone()). A
+/// sub-expression is passed on by reference, unless it is
+/// max_expression_depth deep: then it is evaluated into a variable first,
+/// and the tree goes on over that variable. Without that, a sum of n terms
+/// written out holds n nested trees of up to n levels on the stack until the
+/// statement ends (stack and compile time grow as n^2: 2.1 MB of stack and
+/// 100 s to compile 300 terms, g++ 12 -O3); with it, at most
+/// max_expression_depth levels each (453 KiB and 20 s; docs/expressions.md),
+/// and one record more per max_expression_depth levels.
+template <class S, class T>
+constexpr decltype(auto) split_operand(const T& x) {
+    if constexpr (!is_node_v<T>)
+        return capture<S>(x);
+    else if constexpr (T::depth < max_expression_depth)
+        return (x);
+    else if constexpr (std::is_same_v<mode_of_t<T>, passive_mode>)
+        return passive_leaf<S>{x.value()};  // no active leaf: its value is all there is
+    else
+        return typename split_variable<mode_of_t<T>, S>::type(x);
 }
+template <class S, class T>
+using operand_t = std::remove_cv_t<std::remove_reference_t<decltype(split_operand<S>(std::declval<const T&>()))>>;
 
 /// The copy of operand x that a node stores. Active leaves (active_leaf)
 /// and nodes over leaves (depth <= 1) are copied by their copy_parts_t
@@ -64,7 +89,7 @@ struct unary_expr : expression<unary_expr<Op, A>> {
     using scalar_type = typename A::scalar_type;
     static constexpr std::size_t leaf_count = A::leaf_count;
     static constexpr std::size_t depth = A::depth + 1;
-    static_assert(depth_ok<depth>() && leaf_count == A::leaf_count);
+    static_assert(depth <= max_expression_depth);  // split_operand keeps it so
 
     A a;
     scalar_type v;
@@ -86,7 +111,7 @@ struct binary_expr : expression<binary_expr<Op, A, B>> {
     using scalar_type = typename A::scalar_type;
     static constexpr std::size_t leaf_count = A::leaf_count + B::leaf_count;
     static constexpr std::size_t depth = (A::depth > B::depth ? A::depth : B::depth) + 1;
-    static_assert(depth_ok<depth>() && leaf_count == A::leaf_count + B::leaf_count);
+    static_assert(depth <= max_expression_depth);
 
     A a;
     B b;
@@ -113,7 +138,7 @@ struct ternary_expr : expression<ternary_expr<Op, A, B, C>> {
     static constexpr std::size_t depth =
         (A::depth > B::depth ? (A::depth > C::depth ? A::depth : C::depth)
                              : (B::depth > C::depth ? B::depth : C::depth)) + 1;
-    static_assert(depth_ok<depth>() && leaf_count == A::leaf_count + B::leaf_count + C::leaf_count);
+    static_assert(depth <= max_expression_depth);
 
     A a;
     B b;
@@ -158,7 +183,7 @@ template <class Op, class A>
 constexpr auto make_unary(const bare_t<A>& a) {
     check_not_named<A>();
     using S = typename bare_t<A>::scalar_type;
-    return unary_expr<Op, captured_t<S, bare_t<A>>>(capture<S>(a));
+    return unary_expr<Op, operand_t<S, bare_t<A>>>(split_operand<S>(a));
 }
 
 template <class Op, class A, class B>
@@ -169,7 +194,8 @@ constexpr auto make_binary(const bare_t<A>& a, const bare_t<B>& b) {
     static_assert(same_scalar_v<S, bare_t<A>, bare_t<B>>,
                   "tapeflow: operands have different scalar types (e.g. basic_real<float> "
                   "and basic_real<double>); convert one of them explicitly");
-    return binary_expr<Op, captured_t<S, bare_t<A>>, captured_t<S, bare_t<B>>>(capture<S>(a), capture<S>(b));
+    return binary_expr<Op, operand_t<S, bare_t<A>>, operand_t<S, bare_t<B>>>(split_operand<S>(a),
+                                                                         split_operand<S>(b));
 }
 
 template <class Op, class A, class B, class C>
@@ -179,8 +205,8 @@ constexpr auto make_ternary(const bare_t<A>& a, const bare_t<B>& b, const bare_t
     using S = scalar_of_t<bare_t<A>, bare_t<B>, bare_t<C>>;
     static_assert(same_scalar_v<S, bare_t<A>, bare_t<B>, bare_t<C>>,
                   "tapeflow: operands have different scalar types; convert one explicitly");
-    return ternary_expr<Op, captured_t<S, bare_t<A>>, captured_t<S, bare_t<B>>, captured_t<S, bare_t<C>>>(
-        capture<S>(a), capture<S>(b), capture<S>(c));
+    return ternary_expr<Op, operand_t<S, bare_t<A>>, operand_t<S, bare_t<B>>, operand_t<S, bare_t<C>>>(
+        split_operand<S>(a), split_operand<S>(b), split_operand<S>(c));
 }
 
 }  // namespace detail

@@ -69,10 +69,7 @@ public:
     template <class E>
     TAPEFLOW_ALWAYS_INLINE void record(identifier& lhs, std::uint32_t& tag, const E& e) {
         constexpr std::size_t n = E::leaf_count;
-        if constexpr (E::depth > max_expression_depth) {
-            // too deep (the node said so): do not instantiate a walk that
-            // would stop the compiler with a template-depth error
-        } else if constexpr (n == 0) {
+        if constexpr (n == 0) {
             release(lhs, tag);
         } else {
             detail::arg_buffer<Scalar, n> args;
