@@ -43,7 +43,7 @@
 #endif
 
 #ifndef TAPEFLOW_HARDWARE_MODEL
-// 1: tapes tell a tape_observer (tape_options::observer, hw/observer.hpp) of
+// 1: tapes tell a tape_observer (tape_options::observer, stream/observer.hpp) of
 // every tile movement; 0 compiles the hook out (to measure what it costs).
 #define TAPEFLOW_HARDWARE_MODEL 1
 #endif

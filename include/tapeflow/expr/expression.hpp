@@ -255,26 +255,5 @@ constexpr auto value_of(const T& x) noexcept {
         return x;
 }
 
-/// Where a statement's (identifier, partial) pairs are collected, on the
-/// stack: one slot per active leaf of the expression, in tree order, passive
-/// leaves (identifier 0) included so that every slot index is a constant.
-template <class S, std::size_t N>
-struct arg_buffer {
-    S partials[N];
-    identifier ids[N];
-    std::uint32_t size = 0;
-    std::uint32_t foreign_tag = 0;  // a tag that is not the recording tape's (debug checks)
-    std::uint32_t expected_tag = 0;
-
-    TAPEFLOW_ALWAYS_INLINE void add(identifier id, S partial) noexcept {
-        ids[size] = id;
-        partials[size] = partial;
-        ++size;
-    }
-    void check_tag(std::uint32_t tag) noexcept {
-        if (tag != expected_tag) foreign_tag = tag;
-    }
-};
-
 }  // namespace detail
 }  // namespace tapeflow

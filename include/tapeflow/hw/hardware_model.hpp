@@ -78,11 +78,11 @@
 #include <vector>
 
 #include "../error.hpp"
+#include "../stream/observer.hpp"
 #include "../tape/record.hpp"
 #include "../tape/region_table.hpp"
 #include "hardware_config.hpp"
 #include "lru_stack.hpp"
-#include "observer.hpp"
 
 namespace tapeflow {
 

@@ -35,12 +35,12 @@
 #include <vector>
 
 #include "../error.hpp"
-#include "../hw/observer.hpp"
-#include "../tape/options.hpp"
-#include "../tape/tile.hpp"
 #include "cache_eviction.hpp"
+#include "observer.hpp"
+#include "options.hpp"
 #include "prefetcher.hpp"
 #include "spill_file.hpp"
+#include "tile.hpp"
 
 namespace tapeflow {
 
@@ -273,7 +273,7 @@ public:
     /// On-chip bytes of the scratchpad (two tiles), 0 in direct mode.
     std::size_t scratchpad_bytes() const noexcept { return streaming_ ? 2 * tile_bytes_ : 0; }
 
-    /// Calls f(observer) when the tape has an observer (hw/observer.hpp).
+    /// Calls f(observer) when the tape has an observer (observer.hpp).
     template <class F>
     void tell(F&& f) {
         if constexpr (hardware_model_hook)

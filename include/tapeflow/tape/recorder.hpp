@@ -3,7 +3,7 @@
 //
 // The hot path of the library: every assignment of a basic_real while its
 // tape records ends in record(). It pushes the expression's operands into
-// slots (expr/expression.hpp), writes the pairs and the header at the cursor
+// slots (detail::arg_buffer, below), writes the pairs and the header at the cursor
 // (tape/record.hpp) and steps the cursor on:
 //
 //   tile (tile_begin_)                            cursor_          tile_end_
@@ -26,11 +26,10 @@
 
 #include "../config.hpp"
 #include "../error.hpp"
-#include "../expr/expression.hpp"
+#include "../stream/options.hpp"
 #include "../stream/tile_stream.hpp"
 #include "active_tape.hpp"
 #include "identifier_pool.hpp"
-#include "options.hpp"
 #include "position.hpp"
 #include "record.hpp"
 #include "tape_registry.hpp"
@@ -50,6 +49,29 @@ inline void report_progress(const tape_options& options, const tile_stream& stre
     p.sweep_fraction = done;
     options.progress(p);
 }
+
+/// Where a statement's (identifier, partial) pairs are collected, on the
+/// stack: one slot per active leaf of the expression, in tree order, passive
+/// leaves (identifier 0) included so that every slot index is a constant.
+/// The sink an expression's push() walks into (expr/expression.hpp): the
+/// tape defines it, so that the tape needs nothing from expr/.
+template <class S, std::size_t N>
+struct arg_buffer {
+    S partials[N];
+    identifier ids[N];
+    std::uint32_t size = 0;
+    std::uint32_t foreign_tag = 0;  // a tag that is not the recording tape's (debug checks)
+    std::uint32_t expected_tag = 0;
+
+    TAPEFLOW_ALWAYS_INLINE void add(identifier id, S partial) noexcept {
+        ids[size] = id;
+        partials[size] = partial;
+        ++size;
+    }
+    void check_tag(std::uint32_t tag) noexcept {
+        if (tag != expected_tag) foreign_tag = tag;
+    }
+};
 }  // namespace detail
 
 template <class Scalar>

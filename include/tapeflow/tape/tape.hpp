@@ -57,8 +57,9 @@
 
 #include "../config.hpp"
 #include "../error.hpp"
-#include "../expr/expression.hpp"
-#include "../hw/observer.hpp"
+#include "../stream/observer.hpp"
+#include "../stream/options.hpp"
+#include "../stream/tile.hpp"
 #include "../stream/tile_stream.hpp"
 #include "active_tape.hpp"
 #include "adjoint_store.hpp"
@@ -66,7 +67,6 @@
 #include "external.hpp"
 #include "identifier_pool.hpp"
 #include "lane_adjoints.hpp"
-#include "options.hpp"
 #include "position.hpp"
 #include "record.hpp"
 #include "recorder.hpp"
@@ -76,7 +76,6 @@
 #include "sweep_team.hpp"
 #include "sweeper.hpp"
 #include "tape_registry.hpp"
-#include "tile.hpp"
 
 namespace tapeflow {
 
@@ -607,7 +606,7 @@ private:
         recorder_.clear();  // last: it may allocate (the identifier pool), the rest cannot throw
     }
 
-    // The observer (hw/observer.hpp) learns of the records written since it
+    // The observer (stream/observer.hpp) learns of the records written since it
     // was last told: before a sweep, and before a reset drops records.
     void tell_recorded() {
         stream_.tell([&](tape_observer& o) {

@@ -1,5 +1,5 @@
 #include <catch2/catch.hpp>
-#include <tapeflow/tape/tile.hpp>
+#include <tapeflow/stream/tile.hpp>
 
 #include <cstdint>
 #include <cstring>

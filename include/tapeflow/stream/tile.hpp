@@ -1,4 +1,4 @@
-// tapeflow/tape/tile.hpp - fixed-size blocks of tape bytes.
+// tapeflow/stream/tile.hpp - fixed-size blocks of tape bytes.
 //
 // The tape is a sequence of tiles; records are appended to the last one and
 // a record never straddles two tiles (when it does not fit, the rest of the
