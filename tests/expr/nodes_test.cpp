@@ -29,10 +29,12 @@ T chain_sum(const std::vector<T>& x, std::index_sequence<I...>) {
     return (x[I] + ...);
 }
 
-/// x[0] x[1] + x[1] x[2] + ... + x[n-1] x[0] written out: n - 1 deep, whose
-/// gradient is x[j-1] + x[j+1] (indices mod n).
+/// x[0] x[1] + x[1] x[2] + ... + x[n-1] x[0] written out (n deep), as a
+/// tree, not assigned: what a function returns when it returns an
+/// expression (its temporaries travel with it). The gradient is
+/// x[j-1] + x[j+1] (indices mod n).
 template <class T, std::size_t... I>
-T ring_products(const std::vector<T>& x, std::index_sequence<I...>) {
+auto ring_tree(const std::vector<T>& x, std::index_sequence<I...>) {
     constexpr std::size_t n = sizeof...(I);
     return ((x[I] * x[(I + 1) % n]) + ...);
 }
@@ -169,29 +171,47 @@ TEST_CASE("the temporary Reals of split statements give their identifiers back")
     for (const Real& xi : x) CHECK(t.adjoint(xi) == 50.0);
 }
 
-TEST_CASE("split trees shared by copies: an operand used twice, a tree returned from a function") {
-    // twice(e) copies the tree of e twice into one node: both copies hold
-    // the same temporary Real, which lives until the last of them is gone.
+TEST_CASE("split trees shared by copies: a tree returned from a function, and used twice") {
+    // A sum of n products (each one level deep) is split every 63 levels
+    // after the first 64: 1 + (n - 2) / (depth - 1) records, the last one
+    // the assignment. ring_tree returns the tree with its temporaries;
+    // twice() copies that tree twice into one node, and both copies hold
+    // the same temporaries, alive until the last copy is gone: no record
+    // more than the tree alone takes.
     constexpr std::size_t n = 150;
+    constexpr std::size_t records = 1 + (n - 2) / (depth - 1);
+    static_assert(records == 3, "150 terms: two temporaries and the assignment");
     auto twice = [](const auto& e) { return e + e; };
-    const auto g = tapeflow::gradient(
-        [&](const std::vector<Real>& x) { return twice(ring_products(x, std::make_index_sequence<n>{})) * 1.0; },
-        ring_inputs(n));
-    std::vector<double> half(g);
-    for (double& h : half) h /= 2;
-    check_ring_gradient<n>(half);
-
-    // not recording: the same value, nothing on the tape
     const std::vector<double> x = ring_inputs(n);
+
     tapeflow::tape t;
-    t.activate();
-    std::vector<Real> p(x.begin(), x.end());
-    Real y = twice(ring_products(p, std::make_index_sequence<n>{})) * 1.0;
+    t.start_recording();
+    std::vector<Real> p(n);
+    for (std::size_t i = 0; i < n; ++i) t.register_input(p[i], x[i]);
+    const std::size_t before = t.statistics().live_identifiers;
+    Real alone = ring_tree(p, std::make_index_sequence<n>{});
+    CHECK(t.statistics().statements == records);
+    Real y = twice(ring_tree(p, std::make_index_sequence<n>{}));
+    CHECK(t.statistics().statements == 2 * records);
+    // the temporaries' identifiers are back: the inputs, alone and y live
+    CHECK(t.statistics().live_identifiers == before + 2);
+    t.register_output(y);
+    t.stop_recording();
+    t.set_adjoint(y, 1.0);
+    t.sweep();
+    std::vector<double> half(n);
+    for (std::size_t j = 0; j < n; ++j) half[j] = t.adjoint(p[j]) / 2;
+    check_ring_gradient<n>(half);
     double expected = 0;
     for (std::size_t i = 0; i < n; ++i) expected += x[i] * x[(i + 1) % n];
+    CHECK(alone.value() == Approx(expected).epsilon(1e-14));
     CHECK(y.value() == Approx(2 * expected).epsilon(1e-14));
-    CHECK(t.statistics().statements == 0);
-    CHECK(t.statistics().live_identifiers == 0);
+
+    // through a driver: f returns the tree (it outlives f's statement)
+    const auto g = tapeflow::gradient(
+        [&](const std::vector<Real>& q) { return twice(ring_tree(q, std::make_index_sequence<n>{})) * 1.0; }, x);
+    for (std::size_t j = 0; j < n; ++j) half[j] = g[j] / 2;
+    check_ring_gradient<n>(half);
 }
 
 TEST_CASE("split statements in forward mode and second order") {

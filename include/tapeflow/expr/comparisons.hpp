@@ -2,6 +2,8 @@
 //
 // These look only at values and record nothing: a branch on a comparison
 // records the path taken (the gradient is that of the branch executed).
+// (A tree deeper than max_expression_depth has recorded its parts as it was
+// built, before it reaches a comparison: see split_operand in nodes.hpp.)
 #pragma once
 
 #include <cmath>

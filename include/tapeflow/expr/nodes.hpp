@@ -89,7 +89,7 @@ struct unary_expr : expression<unary_expr<Op, A>> {
     using scalar_type = typename A::scalar_type;
     static constexpr std::size_t leaf_count = A::leaf_count;
     static constexpr std::size_t depth = A::depth + 1;
-    static_assert(depth <= max_expression_depth);  // split_operand keeps it so
+    static_assert(depth <= max_expression_depth, "tapeflow: internal: split_operand keeps trees this shallow");
 
     A a;
     scalar_type v;
@@ -111,7 +111,7 @@ struct binary_expr : expression<binary_expr<Op, A, B>> {
     using scalar_type = typename A::scalar_type;
     static constexpr std::size_t leaf_count = A::leaf_count + B::leaf_count;
     static constexpr std::size_t depth = (A::depth > B::depth ? A::depth : B::depth) + 1;
-    static_assert(depth <= max_expression_depth);
+    static_assert(depth <= max_expression_depth, "tapeflow: internal: split_operand keeps trees this shallow");
 
     A a;
     B b;
@@ -138,7 +138,7 @@ struct ternary_expr : expression<ternary_expr<Op, A, B, C>> {
     static constexpr std::size_t depth =
         (A::depth > B::depth ? (A::depth > C::depth ? A::depth : C::depth)
                              : (B::depth > C::depth ? B::depth : C::depth)) + 1;
-    static_assert(depth <= max_expression_depth);
+    static_assert(depth <= max_expression_depth, "tapeflow: internal: split_operand keeps trees this shallow");
 
     A a;
     B b;
