@@ -1,4 +1,6 @@
-// The tile stream: tiles come back byte for byte, last first, from memory,
+// The tile stream and its two stores (direct_store.hpp: every tile in memory;
+// streaming_store.hpp: scratchpad, budget, spill file; most cases run both):
+// tiles come back byte for byte, last first, from memory,
 // the scratchpad or the spill file; reopen() restores a tile; and faults of
 // the spill file injected through tape_options::io (disk full and other I/O
 // errors on writes and reads, corruption, a truncated file, an unusable
