@@ -38,15 +38,7 @@ public:
 
     /// The open tile (with `used` bytes) is finished as it is, or dropped
     /// when empty. Returns whether a tile was added.
-    bool seal(std::size_t used) {
-        if (open_ == nullptr) return false;
-        if (used == 0) {
-            open_ = nullptr;
-            return false;
-        }
-        close_tile(used);
-        return true;
-    }
+    bool seal(std::size_t used) { return finish_open(*this, used); }
 
     /// See tile_stream::read_reverse: every tile is read in place, the open
     /// one (index count()) included.
@@ -66,12 +58,7 @@ public:
     }
 
     /// Forgets every tile (memory is kept).
-    void clear() {
-        tell([](tape_observer& o) { o.cleared(); });
-        entries_.clear();
-        memory_.truncate(0);
-        open_ = nullptr;
-    }
+    void clear() { forget_tiles(); }
 
     std::size_t allocated_bytes() const noexcept { return memory_.allocated() * tile_bytes_; }
     stream_statistics statistics() const { return stats_; }

@@ -78,7 +78,8 @@ struct tape_options {
     /// Compression of spilled tiles, e.g. std::make_shared<zstd_codec>()
     /// from tapeflow/stream/zstd_codec.hpp (opt-in, needs libzstd). Empty:
     /// tiles are spilled as they are. A prototype: each tape compresses with
-    /// its own clone(), so these options (and this codec) may be shared by
+    /// its own clone() (a tape without scratchpad or budget never spills and
+    /// takes none), so these options (and this codec) may be shared by
     /// tapes on any threads. Its buffer counts toward the budget.
     std::shared_ptr<const tile_codec> codec;
     /// Told of every movement of tape data (stream/observer.hpp), e.g. a

@@ -21,7 +21,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <limits>
 #include <memory>
 #include <string>
 
@@ -114,15 +113,7 @@ public:
     /// The open tile (with `used` bytes) is finished as it is, or dropped
     /// when empty, and every move completes. Returns whether a tile was added.
     bool seal(std::size_t used) {
-        bool added = false;
-        if (open_ != nullptr) {
-            if (used > 0) {
-                close_tile(used);
-                added = true;
-            } else {
-                open_ = nullptr;
-            }
-        }
+        const bool added = finish_open(*this, used);
         stats_.record_wait_seconds += prefetcher_.drain();
         return added;
     }
@@ -175,12 +166,9 @@ public:
 
     /// Forgets every tile (memory is kept) and any error of the prefetcher.
     void clear() {
-        tell([](tape_observer& o) { o.cleared(); });
+        forget_tiles();
         prefetcher_.clear_error();
-        entries_.clear();
-        memory_.truncate(0);
         file_end_ = 0;
-        open_ = nullptr;
         moving_[0] = moving_[1] = 0;
     }
 

@@ -121,6 +121,27 @@ protected:
         }
     }
 
+    // The open tile (with `used` bytes) finished as it is by store.close_tile,
+    // or dropped when empty; whether a tile was added (seal() of both stores).
+    template <class Store>
+    static bool finish_open(Store& store, std::size_t used) {
+        if (store.open_ == nullptr) return false;
+        if (used == 0) {
+            store.open_ = nullptr;
+            return false;
+        }
+        store.close_tile(used);
+        return true;
+    }
+
+    // Forgets every tile; the memory of the tiles is kept (clear() of both).
+    void forget_tiles() {
+        tell([](tape_observer& o) { o.cleared(); });
+        entries_.clear();
+        memory_.truncate(0);
+        open_ = nullptr;
+    }
+
     // Makes room for one more entry, so that pushing it cannot throw (a
     // store prepares a tile's move, then commits it).
     void reserve_entry() {

@@ -25,6 +25,22 @@
 namespace tapeflow {
 
 class tile_stream {
+    // (first: the members below deduce their return types from these)
+    std::optional<direct_store> direct_;        // the one of the two that the options chose
+    std::optional<streaming_store> streaming_;
+
+    // Calls f with the store the options chose; returns what f returns.
+    template <class F>
+    decltype(auto) with_store(F&& f) {
+        if (direct_) return f(*direct_);
+        return f(*streaming_);
+    }
+    template <class F>
+    decltype(auto) with_store(F&& f) const {
+        if (direct_) return f(*direct_);
+        return f(*streaming_);
+    }
+
 public:
     explicit tile_stream(const tape_options& options) {
         if (options.scratchpad || options.memory_budget_bytes != std::numeric_limits<std::size_t>::max())
@@ -38,21 +54,27 @@ public:
 
     bool streaming() const noexcept { return streaming_.has_value(); }
     /// Finished tiles; the open tile (if any) has this index.
-    std::size_t count() const noexcept { return store().count(); }
+    std::size_t count() const noexcept { return with_store([](const auto& s) { return s.count(); }); }
 
     // ---- recording ----------------------------------------------------------
 
     /// Opens tile count() for writing; returns its buffer (tile_bytes long).
-    std::byte* open_tile() { return direct_ ? direct_->open_tile() : streaming_->open_tile(); }
+    std::byte* open_tile() {
+        return with_store([](auto& s) { return s.open_tile(); });
+    }
 
     /// Finishes the open tile with `used` bytes and moves it out. If it
     /// throws, the tiles, counters and file are as they were and the tile is
     /// still open, so a retry registers it once.
-    void close_tile(std::size_t used) { direct_ ? direct_->close_tile(used) : streaming_->close_tile(used); }
+    void close_tile(std::size_t used) {
+        with_store([used](auto& s) { s.close_tile(used); });
+    }
 
     /// The open tile (with `used` bytes) is finished as it is, or dropped
     /// when empty, and every move completes. Returns whether a tile was added.
-    bool seal(std::size_t used) { return direct_ ? direct_->seal(used) : streaming_->seal(used); }
+    bool seal(std::size_t used) {
+        return with_store([used](auto& s) { return s.seal(used); });
+    }
 
     // ---- reverse reading ----------------------------------------------------
 
@@ -64,10 +86,7 @@ public:
     template <class F>
     void read_reverse(std::size_t from_tile, std::size_t from_offset, std::size_t to_tile,
                       std::size_t to_offset, F&& f) {
-        if (direct_)
-            direct_->read_reverse(from_tile, from_offset, to_tile, to_offset, f);
-        else
-            streaming_->read_reverse(from_tile, from_offset, to_tile, to_offset, f);
+        with_store([&](auto& s) { s.read_reverse(from_tile, from_offset, to_tile, to_offset, f); });
     }
 
     // ---- truncation ---------------------------------------------------------
@@ -75,7 +94,7 @@ public:
     /// Makes tile `t` the open tile again, holding its first `offset` bytes;
     /// tiles after it are forgotten. Returns its buffer.
     std::byte* reopen(std::size_t t, std::size_t offset) {
-        return direct_ ? direct_->reopen(t, offset) : streaming_->reopen(t, offset);
+        return with_store([&](auto& s) { return s.reopen(t, offset); });
     }
 
     /// Calls f(begin, end) with the records of tiles 0 to `tile`, of that one
@@ -83,18 +102,22 @@ public:
     /// Not a sweep: the observer is not told.
     template <class F>
     void visit_in_memory(std::size_t tile, std::size_t offset, F&& f) const {
-        store().visit_in_memory(tile, offset, f);
+        with_store([&](const auto& s) { s.visit_in_memory(tile, offset, f); });
     }
 
     /// Forgets every tile (memory is kept) and any error of the prefetcher.
-    void clear() { direct_ ? direct_->clear() : streaming_->clear(); }
+    void clear() {
+        with_store([](auto& s) { s.clear(); });
+    }
 
     // ---- information --------------------------------------------------------
 
     std::size_t allocated_bytes() const noexcept {
-        return direct_ ? direct_->allocated_bytes() : streaming_->allocated_bytes();
+        return with_store([](const auto& s) { return s.allocated_bytes(); });
     }
-    stream_statistics statistics() const { return direct_ ? direct_->statistics() : streaming_->statistics(); }
+    stream_statistics statistics() const {
+        return with_store([](const auto& s) { return s.statistics(); });
+    }
     bool thread_started() const noexcept { return streaming_ && streaming_->thread_started(); }
     /// On-chip bytes of the scratchpad (two tiles), 0 in direct mode.
     std::size_t scratchpad_bytes() const noexcept { return streaming_ ? streaming_->scratchpad_bytes() : 0; }
@@ -102,20 +125,8 @@ public:
     /// Calls f(observer) when the tape has an observer (observer.hpp).
     template <class F>
     void tell(F&& f) {
-        if (direct_)
-            direct_->tell(f);
-        else
-            streaming_->tell(f);
+        with_store([&](auto& s) { s.tell(f); });
     }
-
-private:
-    const tile_store& store() const noexcept {
-        if (direct_) return *direct_;
-        return *streaming_;
-    }
-
-    std::optional<direct_store> direct_;        // the one of the two that the options chose
-    std::optional<streaming_store> streaming_;
 };
 
 }  // namespace tapeflow
