@@ -207,6 +207,12 @@ bool with_kernel(const std::string& name, F&& f) {
 const char* const model_kernels =
     "heat,gmm,lstm,mlp,nbody,black_scholes,determinant,least_squares,ode,bundle_adjustment";
 
+// Says that `name` is not a kernel of with_kernel(); the exit status.
+int unknown_kernel(const std::string& name) {
+    std::fprintf(stderr, "unknown kernel %s (known: %s, heat_100k, heat_long)\n", name.c_str(), model_kernels);
+    return 2;
+}
+
 std::vector<std::string> split(const std::string& s) {
     std::vector<std::string> out;
     std::stringstream in(s);
@@ -396,10 +402,7 @@ int run_models(const std::vector<std::string>& kernels, const std::vector<std::s
                 runs.push_back(direct);
             }
         });
-        if (!known) {
-            std::fprintf(stderr, "unknown kernel %s (known: %s, heat_100k, heat_long)\n", name.c_str(), model_kernels);
-            return 2;
-        }
+        if (!known) return unknown_kernel(name);
     }
     if (!json.empty()) {
         std::ofstream o(json);
@@ -510,10 +513,7 @@ int run_sides(const std::vector<std::string>& kernels, const std::vector<std::si
             o << "],\n   \"seconds\": " << now_seconds() - t0 << "}";
             std::fflush(stdout);
         });
-        if (!known) {
-            std::fprintf(stderr, "unknown kernel %s (known: %s, heat_100k, heat_long)\n", name.c_str(), model_kernels);
-            return 2;
-        }
+        if (!known) return unknown_kernel(name);
     }
     o << "\n]}\n";
     if (!json.empty()) {

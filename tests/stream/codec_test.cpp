@@ -193,3 +193,17 @@ TEST_CASE("a codec whose clone() returns nothing is refused with a message that 
     options.codec = std::make_shared<no_clone>(std::make_shared<codec_log>());
     CHECK_THROWS_WITH(tapeflow::tape(options), Catch::Contains("clone()") && Catch::Contains("returned nothing"));
 }
+
+TEST_CASE("a tape without scratchpad or budget never spills, and takes no clone of the codec") {
+    auto log = std::make_shared<codec_log>();
+    auto options = tape_options(tile);  // every tile in memory (direct_store.hpp)
+    options.codec = std::make_shared<checking_codec>(log);
+    tapeflow::tape t(options);
+    const auto reference = reference_gradient();
+    heat_recording run(t, cells, steps);
+    CHECK(mismatches(run.gradient(), reference) == 0);
+    CHECK(t.statistics().tiles_spilled == 0);
+    CHECK(log->clones == 0);
+    CHECK(log->bounds == 0);
+    CHECK(log->compressed == 0);
+}

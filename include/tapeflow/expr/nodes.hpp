@@ -66,6 +66,15 @@ constexpr decltype(auto) split_operand(const T& x) {
 template <class S, class T>
 using operand_t = std::remove_cv_t<std::remove_reference_t<decltype(split_operand<S>(std::declval<const T&>()))>>;
 
+/// Checked in each node type as it is built (which also computes depth and
+/// leaf_count level by level, not recursively at the root): split_operand
+/// keeps every tree at most max_expression_depth deep.
+template <std::size_t Depth>
+constexpr bool depth_ok() noexcept {
+    static_assert(Depth <= max_expression_depth, "tapeflow: internal: split_operand keeps trees this shallow");
+    return true;
+}
+
 /// The copy of operand x that a node stores. Active leaves (active_leaf)
 /// and nodes over leaves (depth <= 1) are copied by their copy_parts_t
 /// constructor, forced inline: in long second-order functions
@@ -89,7 +98,7 @@ struct unary_expr : expression<unary_expr<Op, A>> {
     using scalar_type = typename A::scalar_type;
     static constexpr std::size_t leaf_count = A::leaf_count;
     static constexpr std::size_t depth = A::depth + 1;
-    static_assert(depth <= max_expression_depth, "tapeflow: internal: split_operand keeps trees this shallow");
+    static_assert(depth_ok<depth>() && leaf_count == A::leaf_count);
 
     A a;
     scalar_type v;
@@ -111,7 +120,7 @@ struct binary_expr : expression<binary_expr<Op, A, B>> {
     using scalar_type = typename A::scalar_type;
     static constexpr std::size_t leaf_count = A::leaf_count + B::leaf_count;
     static constexpr std::size_t depth = (A::depth > B::depth ? A::depth : B::depth) + 1;
-    static_assert(depth <= max_expression_depth, "tapeflow: internal: split_operand keeps trees this shallow");
+    static_assert(depth_ok<depth>() && leaf_count == A::leaf_count + B::leaf_count);
 
     A a;
     B b;
@@ -138,7 +147,7 @@ struct ternary_expr : expression<ternary_expr<Op, A, B, C>> {
     static constexpr std::size_t depth =
         (A::depth > B::depth ? (A::depth > C::depth ? A::depth : C::depth)
                              : (B::depth > C::depth ? B::depth : C::depth)) + 1;
-    static_assert(depth <= max_expression_depth, "tapeflow: internal: split_operand keeps trees this shallow");
+    static_assert(depth_ok<depth>() && leaf_count == A::leaf_count + B::leaf_count + C::leaf_count);
 
     A a;
     B b;

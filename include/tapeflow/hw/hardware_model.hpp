@@ -640,7 +640,7 @@ private:
         close_until(std::numeric_limits<std::uint64_t>::max());
     }
 
-    layout_summary summary(const counts& n, const cache& c, std::uint64_t scratchpad) const {
+    layout_summary summary(const counts& n, const cache& c, std::uint64_t scratchpad_bytes) const {
         layout_summary s;
         s.total = n.total;
         s.energy_pj = energy_pj(n.total);
@@ -651,7 +651,7 @@ private:
         s.write_backs = c.written_back[c.levels - 1];
         const std::vector<on_chip_structure> on = structures();
         // the scratchpad when the layout has one (the tapeflow layout of a streaming tape)
-        const bool has_scratchpad = scratchpad > 0 || n.total.on_chip[0] > 0;
+        const bool has_scratchpad = scratchpad_bytes > 0 || n.total.on_chip[scratchpad] > 0;
         for (std::size_t i = has_scratchpad ? 0 : 1; i < on.size(); ++i) {
             structure_summary one;
             one.index = i;
@@ -670,8 +670,8 @@ private:
             lines = std::uint64_t(1) << std::min<std::size_t>(w, 63);
             if (double(hits) >= config_.needed_hit_fraction * double(reuses)) break;
         }
-        s.sram_needed_bytes = (reuses == 0 ? 0 : lines * config_.line_bytes) + scratchpad;
-        s.peak_on_chip_bytes = c.peak_lines * config_.line_bytes + scratchpad;
+        s.sram_needed_bytes = (reuses == 0 ? 0 : lines * config_.line_bytes) + scratchpad_bytes;
+        s.peak_on_chip_bytes = c.peak_lines * config_.line_bytes + scratchpad_bytes;
         return s;
     }
 
