@@ -3,8 +3,9 @@
 #   -DSANITIZER=thread    the tests that start threads (TAPEFLOW_THREADED_TESTS_ONLY,
 #                         less those of tape/ and stream/ that start none)
 #   -DSANITIZER=address   the suite with ASan + UBSan (+ LeakSanitizer), without
-#                         the package and compile-failure tests and the tests
-#                         that compute on the stack only (the list below)
+#                         the package, compile-failure and clang_syntax tests
+#                         and the tests that compute on the stack only (the
+#                         list below)
 # The address build is -O0: with -fsanitize=address,undefined, g++ 12 takes
 # 255 s to compile tests/eigen/linear_algebra_test.cpp at -O1 against 145 s at
 # -O0 (94 s at -O1 without sanitizers), and compiling is most of this test's
