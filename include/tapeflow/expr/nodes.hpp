@@ -66,9 +66,10 @@ constexpr decltype(auto) split_operand(const T& x) {
 template <class S, class T>
 using operand_t = std::remove_cv_t<std::remove_reference_t<decltype(split_operand<S>(std::declval<const T&>()))>>;
 
-/// Checked in each node type as it is built (which also computes depth and
-/// leaf_count level by level, not recursively at the root): split_operand
-/// keeps every tree at most max_expression_depth deep.
+/// Checked in each node type as it is built: split_operand keeps every tree
+/// at most max_expression_depth deep. The nodes' static_asserts also name
+/// leaf_count (an equality that always holds), so that each level computes
+/// its own as the node is instantiated, not recursively at the root.
 template <std::size_t Depth>
 constexpr bool depth_ok() noexcept {
     static_assert(Depth <= max_expression_depth, "tapeflow: internal: split_operand keeps trees this shallow");
