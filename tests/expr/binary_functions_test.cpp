@@ -3,6 +3,7 @@
 // analytic formulas and finite differences, the documented conventions where
 // no derivative exists, and numbers (double, int) on either side.
 #include <catch2/catch.hpp>
+#include <tapeflow/tapeflow.hpp>
 #include <cmath>
 #include <initializer_list>
 #include <limits>

@@ -2,6 +2,7 @@
 // ++/-- (real.hpp): values, partials against analytic formulas and finite
 // differences, and the "one record per assignment" rule.
 #include <catch2/catch.hpp>
+#include <tapeflow/tapeflow.hpp>
 #include <cmath>
 #include <vector>
 

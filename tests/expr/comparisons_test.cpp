@@ -2,6 +2,7 @@
 // they look at values only, for every mix of Real, expression and number, and
 // record nothing.
 #include <catch2/catch.hpp>
+#include <tapeflow/tapeflow.hpp>
 #include <cmath>
 #include <iomanip>
 #include <limits>

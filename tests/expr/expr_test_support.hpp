@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "support/finite_difference.hpp"
-#include "tapeflow/tapeflow.hpp"
+#include <tapeflow/tapeflow.hpp>
 
 namespace expr_test {
 

@@ -2,6 +2,7 @@
 // values, the recurrence, reflection and duplication formulas, the asymptotic
 // expansion and the derivative of std::lgamma, in double and long double.
 #include <catch2/catch.hpp>
+#include <tapeflow/tapeflow.hpp>
 #include <cmath>
 #include <limits>
 

@@ -3,6 +3,7 @@
 // written here and a finite difference of the std function, for std::f(x) and
 // unqualified f(x) alike; the documented values where no derivative exists.
 #include <catch2/catch.hpp>
+#include <tapeflow/tapeflow.hpp>
 #include <cmath>
 #include <initializer_list>
 #include <limits>

@@ -536,11 +536,12 @@ TEST_CASE("recv from any source answers the rank that sent") {
 
 TEST_CASE("gather, scatter and allgather in vector sweeps: every lane") {
     const int me = rank(), p = ranks();
-    const std::size_t up = std::size_t(p), n = 2;
+    const std::size_t up = std::size_t(p);
+    constexpr std::size_t n = 2;  // a constant: the lambdas below use it without capturing it
     const std::vector<double> x{0.5 + me, -1.0 - me};
     SECTION("gather") {
         // y at root: block r is x of rank r; elsewhere the outputs are passive 0s
-        auto f = [up, n](const std::vector<Real>& v) {
+        auto f = [up](const std::vector<Real>& v) {
             std::vector<Real> y(n * up);
             mpi::gather(v.data(), int(n), y.data(), 0, MPI_COMM_WORLD);
             return y;
@@ -556,7 +557,7 @@ TEST_CASE("gather, scatter and allgather in vector sweeps: every lane") {
     }
     SECTION("allgather") {
         // every rank holds a copy of block me: the copies' seeds add up to p
-        auto f = [up, n](const std::vector<Real>& v) {
+        auto f = [up](const std::vector<Real>& v) {
             std::vector<Real> y(n * up);
             mpi::allgather(v.data(), int(n), y.data(), MPI_COMM_WORLD);
             return y;
@@ -575,7 +576,7 @@ TEST_CASE("gather, scatter and allgather in vector sweeps: every lane") {
         // seeding y_l on every rank reaches x[r n + l] of the root for all r
         std::vector<double> all(n * up);
         for (std::size_t j = 0; j < all.size(); ++j) all[j] = 0.1 * double(j + 1);
-        auto f = [n](const std::vector<Real>& v) {
+        auto f = [](const std::vector<Real>& v) {
             std::vector<Real> y(n);
             mpi::scatter(v.data(), int(n), y.data(), 0, MPI_COMM_WORLD);
             return y;

@@ -323,7 +323,10 @@ public:
                     a_bar = std::move(folded);
                 }
                 Eigen::Map<value_matrix>(in_bar, m, n) += a_bar;  // A's inputs come first
-                if constexpr (b_real) Eigen::Map<value_matrix>(in_bar + b_at, m, k) += b_bar;
+                if constexpr (b_real)
+                    Eigen::Map<value_matrix>(in_bar + b_at, m, k) += b_bar;
+                else
+                    (void)b_at;  // b is passive: no slots of its own (clang warns of an unused capture)
             },
             captured);
         return x;
