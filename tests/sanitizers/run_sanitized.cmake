@@ -3,7 +3,8 @@
 #   -DSANITIZER=thread    the tests that start threads (TAPEFLOW_THREADED_TESTS_ONLY,
 #                         less those of tape/ and stream/ that start none)
 #   -DSANITIZER=address   the suite with ASan + UBSan (+ LeakSanitizer), without
-#                         the package, compile-failure and clang_syntax tests
+#                         the package, compile-failure, clang_syntax and
+#                         strict_warnings tests
 #                         and the tests that compute on the stack only (the
 #                         list below)
 # The address build is -O0: with -fsanitize=address,undefined, g++ 12 takes
@@ -75,8 +76,9 @@ elseif(SANITIZER STREQUAL "address")
   # keeps a runaway printer from filling ctest's memory. Not run: the package
   # and compile-failure tests, and clang's -fsyntax-only reading of the
   # examples (clang_syntax, where clang++ is installed: 61 s of CPU here on
-  # 2026-11-28), whose outcome the sanitizer flags do not change.
-  set(ctest_options -LE "package|compile_failure|clang_syntax" -j2 --timeout 300 --test-output-size-failed 200000)
+  # 2026-11-28) and GCC's with strict warnings (strict_warnings), whose
+  # outcome the sanitizer flags do not change.
+  set(ctest_options -LE "package|compile_failure|clang_syntax|strict_warnings" -j2 --timeout 300 --test-output-size-failed 200000)
   set(ENV{ASAN_OPTIONS} "detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1")
   set(ENV{UBSAN_OPTIONS} "print_stacktrace=1:halt_on_error=1")
 else()

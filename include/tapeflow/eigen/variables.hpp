@@ -47,37 +47,37 @@ void for_each_run(Derived& m, F f) {
 
 }  // namespace detail
 
-/// tape.register_input on every element of m (which must be writable: a
+/// t.register_input on every element of m (which must be writable: a
 /// matrix, a map or a block of one).
 /// \throws usage_error if the tape is not recording or belongs to another thread.
 template <class S, class Derived>
-void register_inputs(basic_tape<S>& tape, Eigen::DenseBase<Derived>& m) {
+void register_inputs(basic_tape<S>& t, Eigen::DenseBase<Derived>& m) {
     static_assert(std::is_same_v<typename Derived::Scalar, basic_real<S>>,
                   "tapeflow::register_inputs: the matrix must hold the tape's Real");
-    detail::for_each_run(m.derived(), [&](auto first, auto last, Eigen::Index) { tape.register_inputs(first, last); });
+    detail::for_each_run(m.derived(), [&](auto first, auto last, Eigen::Index) { t.register_inputs(first, last); });
 }
 /// For a block given as a temporary: register_inputs(tape, A.topRows(2)).
 template <class S, class Derived>
-void register_inputs(basic_tape<S>& tape, Eigen::DenseBase<Derived>&& m) {
-    register_inputs(tape, m);
+void register_inputs(basic_tape<S>& t, Eigen::DenseBase<Derived>&& m) {
+    register_inputs(t, m);
 }
 
 /// The adjoints of the elements of m, as a double matrix of m's shape:
-/// tape.adjoint on every element (0 for a passive one).
+/// t.adjoint on every element (0 for a passive one).
 /// \throws usage_error if an element belongs to another tape.
 template <class S, class Derived>
 Eigen::Matrix<S, Derived::RowsAtCompileTime, Derived::ColsAtCompileTime> adjoints(
-    const basic_tape<S>& tape, const Eigen::DenseBase<Derived>& m) {
+    const basic_tape<S>& t, const Eigen::DenseBase<Derived>& m) {
     static_assert(std::is_same_v<typename Derived::Scalar, basic_real<S>>,
                   "tapeflow::adjoints: the matrix must hold the tape's Real");
     Eigen::Matrix<S, Derived::RowsAtCompileTime, Derived::ColsAtCompileTime> a(m.rows(), m.cols());
     detail::for_each_run(m.derived(), [&](auto first, auto last, Eigen::Index k) {
         if constexpr (Derived::IsVectorAtCompileTime)
-            tape.adjoints(first, last, a.data());  // a vector's elements are contiguous
+            t.adjoints(first, last, a.data());  // a vector's elements are contiguous
         else if constexpr (Derived::IsRowMajor)
-            tape.adjoints(first, last, a.row(k).begin());
+            t.adjoints(first, last, a.row(k).begin());
         else
-            tape.adjoints(first, last, a.col(k).begin());
+            t.adjoints(first, last, a.col(k).begin());
     });
     return a;
 }

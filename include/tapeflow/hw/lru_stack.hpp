@@ -39,7 +39,7 @@ public:
         const std::uint64_t before = last[key];
         std::uint64_t distance = cold;
         if (before != 0) {
-            distance = prefix(now - 1) - prefix(before);
+            distance = std::uint64_t(prefix(now - 1) - prefix(before));  // keys touched since: >= 0
             add(before, -1);
         } else {
             ++distinct_;

@@ -274,7 +274,7 @@ void print_structures(const basic_hardware_model<Scalar>& model, std::FILE* out 
 /// structures (print_structures) and the hardware configuration.
 template <class Scalar>
 void print_totals(const basic_hardware_model<Scalar>& model, std::FILE* out = stdout) {
-    const hardware_config& c = model.config();
+    const hardware_config& config = model.config();
     const layout_summary f = model.tapeflow(), v = model.conventional(), p = model.per_variable();
     constexpr const char* line = "  {:<22} {:>14} {:>14} {:>14}  {:>16} {:>16}\n";
     fmt::print(out, "{:<24} {:>14} {:>14} {:>14}  {:>16} {:>16}\n", "totals", "tapeflow", "conventional",
@@ -315,7 +315,8 @@ void print_totals(const basic_hardware_model<Scalar>& model, std::FILE* out = st
                                    structures[i].pj_per_byte);
     fmt::print(out, "hardware: {}{} B lines; DRAM {:g}, file {:g} pJ per byte; "
                     "SRAM needed: {:g}% of adjoint re-references hit\n",
-               on_chip, c.line_bytes, c.dram_pj_per_byte, c.file_pj_per_byte, 100 * c.needed_hit_fraction);
+               on_chip, config.line_bytes, config.dram_pj_per_byte, config.file_pj_per_byte,
+               100 * config.needed_hit_fraction);
 }
 
 /// Prints the regions table and the totals (print_regions, print_totals).

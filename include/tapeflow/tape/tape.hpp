@@ -691,10 +691,10 @@ private:
         check_no_region("sweep");
         if (recording_)
             throw usage_error("sweep() called while recording; call stop_recording() first");
-        const position end = get_position();
+        const position current = get_position();
         check_position(from, "sweep");
         check_position(to, "sweep");
-        if (end < from || from < to)
+        if (current < from || from < to)
             throw usage_error("sweep(from, to) needs to <= from <= the current position; "
                               "positions taken before a reset are no longer valid");
         if (from.statements == to.statements) return;
@@ -703,7 +703,7 @@ private:
         if (stream_.streaming()) recorder_.seal();  // both scratchpad halves stage tiles now
         const auto& progress = options_.progress;
         const sweeping_scope scope(sweeping_);
-        stream_.tell([&](tape_observer& o) { tell_sweep_begins(o, end, lanes); });
+        stream_.tell([&](tape_observer& o) { tell_sweep_begins(o, current, lanes); });
         stream_.read_reverse(from.tile, from.offset, to.tile, to.offset,
                              [&](const std::byte* data, std::size_t begin, std::size_t end, double done) {
                                  records(data + begin, data + end);
