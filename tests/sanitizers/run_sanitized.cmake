@@ -76,8 +76,8 @@ elseif(SANITIZER STREQUAL "address")
   # keeps a runaway printer from filling ctest's memory. Not run: the package
   # and compile-failure tests, and clang's -fsyntax-only reading of the
   # examples (clang_syntax, where clang++ is installed: 61 s of CPU here on
-  # 2026-11-28) and GCC's with strict warnings (strict_warnings), whose
-  # outcome the sanitizer flags do not change.
+  # 2026-11-28) and GCC's of the headers with strict warnings
+  # (strict_warnings), whose outcome the sanitizer flags do not change.
   set(ctest_options -LE "package|compile_failure|clang_syntax|strict_warnings" -j2 --timeout 300 --test-output-size-failed 200000)
   set(ENV{ASAN_OPTIONS} "detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1")
   set(ENV{UBSAN_OPTIONS} "print_stacktrace=1:halt_on_error=1")

@@ -120,12 +120,12 @@ private:
         // Records r.fn from r.input on a fresh tape of r's own.
         static void record(region_tape& r, double& seconds) {
             const auto start = std::chrono::steady_clock::now();
-            auto tape = std::make_unique<detail::taped_function<Scalar>>();
+            auto taped = std::make_unique<detail::taped_function<Scalar>>();
             const std::size_t effects = detail::outside_effects();
-            tape->record(r.input, r.fn, "rematerializer: the region");
+            taped->record(r.input, r.fn, "rematerializer: the region");
             r.communicates = detail::outside_effects() != effects;
-            r.tape_bytes = tape->allocated_bytes();
-            r.tape = std::move(tape);
+            r.tape_bytes = taped->allocated_bytes();
+            r.tape = std::move(taped);
             r.cost = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
             seconds += r.cost;
         }
