@@ -543,8 +543,8 @@ private:
 
     // The lines of bytes [offset, offset + bytes) of tape stream s, read
     // backwards through cache c (a miss per line not cached).
-    void stream_lines(cache& c, traffic& t, int s, std::uint64_t offset, std::uint64_t bytes) {
-        read_lines(c, t, c.stream_line[std::size_t(s)], c.stream_key[std::size_t(s)], offset, bytes);
+    void stream_lines(cache& c, traffic& t, std::size_t s, std::uint64_t offset, std::uint64_t bytes) {
+        read_lines(c, t, c.stream_line[s], c.stream_key[s], offset, bytes);
     }
     // The lines of bytes [offset, offset + bytes) of a tape stream or a
     // per-variable array, read backwards through cache c. A stream is read
