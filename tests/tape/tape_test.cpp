@@ -1016,6 +1016,37 @@ TEST_CASE("register_input(x, value) and register_inputs(first, last, values): in
     CHECK(peak <= n + 3);
 }
 
+TEST_CASE("register_inputs(first, last, values) on an empty tape: passive, foreign and own variables all become inputs") {
+    // y = x0 x1 + x2^2: dy/dx = (x1, x0, 2 x2)
+    tapeflow::tape other;
+    std::vector<Real> x(3);
+    other.start_recording();
+    other.register_input(x[1]);  // x[1] is the other tape's
+    other.stop_recording();
+    tapeflow::tape t;
+    t.start_recording();
+    t.register_input(x[2]);  // x[2] is already this tape's
+    t.stop_recording();
+    const tapeflow::identifier own = x[2].id();
+    t.reset();
+    t.start_recording();
+    const std::vector<double> v = {2.0, 3.0, 5.0};
+    CHECK(t.register_inputs(x.begin(), x.end(), v.begin()) == v.end());
+    for (const Real& xi : x) CHECK(xi.tape_tag() == t.serial());
+    CHECK(x[2].id() == own);  // kept
+    CHECK(x[0].id() != x[1].id());
+    CHECK(x[0].id() != own);
+    CHECK(x[1].id() != own);
+    Real y = x[0] * x[1] + x[2] * x[2];
+    t.register_output(y);
+    t.stop_recording();
+    t.set_adjoint(y, 1.0);
+    t.sweep();
+    std::vector<double> g(3);
+    t.adjoints(x.begin(), x.end(), g.begin());
+    CHECK(g == std::vector<double>{3.0, 2.0, 10.0});
+}
+
 TEST_CASE("register_input(x, value) after a statement gives a fresh identifier, and its misuse") {
     tapeflow::tape t;
     SECTION("after a use: the earlier use keeps the old identifier") {

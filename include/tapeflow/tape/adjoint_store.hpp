@@ -71,6 +71,8 @@ public:
         return adjoints_.data();
     }
     std::size_t size() const noexcept { return adjoints_.size(); }
+    /// The vector, to read (size() adjoints).
+    const Scalar* data() const noexcept { return adjoints_.data(); }
     /// Memory held.
     std::size_t bytes() const noexcept { return adjoints_.capacity() * sizeof(Scalar); }
 
