@@ -316,6 +316,9 @@ TEST_CASE("vector sweep misuse is refused with messages that say what to do") {
     CHECK_THROWS_WITH(bar.set(r.y[0], 4, 1.0),
                       Catch::Contains("lane 4 is out of range; these adjoints have 4 lanes (0 to 3)"));
     CHECK_THROWS_WITH(bar.get(r.x[0], 7), Catch::Contains("out of range"));
+    // by identifier too: lane 4 of identifier i would be lane 0 of i + 1
+    CHECK_THROWS_WITH(bar.get(r.x[0].id(), 4), Catch::Contains("lane 4 is out of range"));
+    CHECK(bar.get(r.x[0].id(), 3) == bar.get(r.x[0], 3));
     const Real passive = 3.0;
     CHECK_THROWS_WITH(bar.set(passive, 0, 1.0), Catch::Contains("passive variable; call register_output()"));
     CHECK(bar.get(passive, 0) == 0.0);

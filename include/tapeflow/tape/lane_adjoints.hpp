@@ -86,19 +86,21 @@ public:
     Scalar get(const real_type& x, std::size_t lane) const {
         check_lane(lane, "get");
         check_ours(x, "get");
-        return get(x.id(), lane);
+        return value(x.id(), lane);
     }
     /// Every lane of the adjoint of `x`.
     std::array<Scalar, Lanes> get(const real_type& x) const {
         check_ours(x, "get");
         std::array<Scalar, Lanes> a{};
-        for (std::size_t l = 0; l < Lanes; ++l) a[l] = get(x.id(), l);
+        for (std::size_t l = 0; l < Lanes; ++l) a[l] = value(x.id(), l);
         return a;
     }
     /// The adjoint of identifier `id` in `lane` (0 for one never seeded nor swept).
-    Scalar get(identifier id, std::size_t lane) const noexcept {
-        const std::size_t i = std::size_t(id) * Lanes + lane;
-        return i < size_ ? values_[i] : Scalar(0);
+    /// \throws usage_error if `lane >= Lanes` (it would read another
+    /// identifier's row).
+    Scalar get(identifier id, std::size_t lane) const {
+        check_lane(lane, "get");
+        return value(id, lane);
     }
 
     /// Sets every adjoint of every lane to 0 (keeps the memory).
@@ -131,6 +133,11 @@ private:
         size_ = size;
     }
     Scalar* data() noexcept { return values_; }
+    // get() after its checks
+    Scalar value(identifier id, std::size_t lane) const noexcept {
+        const std::size_t i = std::size_t(id) * Lanes + lane;
+        return i < size_ ? values_[i] : Scalar(0);
+    }
 
     Scalar& at(const real_type& y, std::size_t lane, const char* what) {
         check_lane(lane, what);
