@@ -254,6 +254,27 @@ TEST_CASE("hessian: where a derivative does not exist, and where 1/cosh^2 would 
     }
 }
 
+TEST_CASE("hessian: pow(x, y) where the exponent is 0 keeps the mixed derivative", "[hessian]") {
+    // d/dx x^y = y x^(y-1) is 0 at y = 0, but its derivative in y is
+    // x^(y-1) (1 + y ln x) = 1 / x there: a constant 0 for d/dx lost it, and
+    // the Hessian came out asymmetric (H[0][1] = 0, H[1][0] = 1 / x).
+    const auto f = [](const auto& v) { return pow(v[0], v[1]); };
+    for (double x : {2.0, 0.5, 3.0}) {
+        INFO("x = " << x);
+        const double lx = std::log(x);
+        const std::vector<std::vector<double>> h = tapeflow::hessian(f, {x, 0.0});
+        CHECK(h[0][0] == 0.0);  // y (y - 1) x^(y-2)
+        CHECK(close(h[0][1], 1 / x, 1e-15, 0));
+        CHECK(close(h[1][0], 1 / x, 1e-15, 0));
+        CHECK(close(h[1][1], lx * lx, 1e-15, 0));  // x^y ln^2 x
+        const std::vector<double> hv = tapeflow::hessian_vector_product(f, std::vector<double>{x, 0.0}, std::vector<double>{0.0, 1.0});
+        CHECK(close(hv[0], 1 / x, 1e-15, 0));
+        CHECK(close(hv[1], lx * lx, 1e-15, 0));
+    }
+    // at x = 0 the mixed derivative 1 / x does not exist: 0, as documented
+    CHECK(tapeflow::hessian(f, {0.0, 0.0})[0][1] == 0.0);
+}
+
 TEST_CASE("hessian: a spilling tape gives the Hessian of the in-memory one, bit for bit", "[hessian]") {
     using D = tapeflow::basic_dual<double, 4>;
     using R = tapeflow::basic_real<D>;
