@@ -93,6 +93,10 @@ TEST_CASE("holomorphic functions of std::complex<Real>: the Cauchy-Riemann deriv
          [](const cd& z) { return 1.0 / (1.0 + z * z); }},
         {"asinh", [](const auto& z) { return std::asinh(z); }, [](const cd& z) { return std::asinh(z); },
          [](const cd& z) { return 1.0 / std::sqrt(z * z + 1.0); }},
+        {"acosh", [](const auto& z) { return std::acosh(z); }, [](const cd& z) { return std::acosh(z); },
+         [](const cd& z) { return 1.0 / (std::sqrt(z - 1.0) * std::sqrt(z + 1.0)); }},
+        {"acosh, unqualified", [](const auto& z) { return acosh(z); }, [](const cd& z) { return std::acosh(z); },
+         [](const cd& z) { return 1.0 / (std::sqrt(z - 1.0) * std::sqrt(z + 1.0)); }},
         {"atanh", [](const auto& z) { return std::atanh(z); }, [](const cd& z) { return std::atanh(z); },
          [](const cd& z) { return 1.0 / (1.0 - z * z); }},
         {"pow(z, 2.5)", [](const auto& z) { return std::pow(z, 2.5); }, [](const cd& z) { return std::pow(z, 2.5); },
@@ -118,8 +122,11 @@ TEST_CASE("holomorphic functions of std::complex<Real>: the Cauchy-Riemann deriv
          [i](const cd&) { return (1.0 + 2.0 * i) - 1.0 / (0.5 - i); }},
     };
     // points on the axes too: the standard library's pow(z, a) and sqrt(z)
-    // take shortcuts there that dropped d/dIm z and d/dRe z
-    for (const cd z0 : {cd(0.7, -0.4), cd(-1.2, 0.9), cd(0.3, 0.2), cd(0.7, 0.0), cd(0.0, 0.8), cd(0.0, -0.6)}) {
+    // take shortcuts there that dropped d/dIm z and d/dRe z; and where an
+    // inner square root of its acosh (Re z = +-1), asinh (x^2 - y^2 + 1 = 0)
+    // or asin and acos (x^2 - y^2 = 1) has real part 0
+    for (const cd z0 : {cd(0.7, -0.4), cd(-1.2, 0.9), cd(0.3, 0.2), cd(0.7, 0.0), cd(0.0, 0.8), cd(0.0, -0.6),
+                        cd(1.0, 2.0), cd(-1.0, 2.0), cd(0.75, 1.25), cd(1.25, 0.75), cd(-1.25, -0.75)}) {
         for (const auto& c : cases) {
             INFO(c.name << " at z = " << z0);
             const auto [value, g] = tapeflow::value_and_gradient(

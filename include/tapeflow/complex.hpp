@@ -22,7 +22,8 @@
 //
 // pow(z, a) and sqrt(z) are tapeflow's own (polar form): the standard
 // library's generic versions take shortcuts on the real or imaginary axis
-// whose result drops a partial derivative there.
+// whose result drops a partial derivative there; so are acosh, asinh, asin
+// and acos, which call that sqrt.
 //
 // The value of a complex operation on Real can differ in the last bits from
 // the same operation on complex<double>: for double, the library computes
@@ -182,6 +183,42 @@ std::complex<basic_real<S>> sqrt(const std::complex<basic_real<S>>& z) {
     return std::polar(R(sqrt(std::abs(z))), R(0.5 * std::arg(z)));
 }
 
+/// The inverse hyperbolic and trigonometric functions that the standard
+/// library builds on sqrt: its generic acosh, asinh, asin and acos call
+/// std::sqrt(complex) bound where <complex> defines them, so they got its
+/// shortcut (not the sqrt above) and lost a partial derivative wherever an
+/// inner square root's argument has real part 0: acosh on the lines
+/// Re z = +-1, asinh where x^2 - y^2 + 1 = 0, asin and acos where
+/// x^2 - y^2 = 1. The same formulas as libstdc++'s, with the sqrt above:
+///   acosh z = 2 log(sqrt((z + 1) / 2) + sqrt((z - 1) / 2))
+///   asinh z = log(z + sqrt(z^2 + 1))
+///   asin z = -i asinh(i z),  acos z = pi / 2 - asin z
+template <class S>
+std::complex<basic_real<S>> acosh(const std::complex<basic_real<S>>& z) {
+    using R = basic_real<S>;
+    return R(2) * std::log(sqrt(R(0.5) * (z + R(1))) + sqrt(R(0.5) * (z - R(1))));
+}
+template <class S>
+std::complex<basic_real<S>> asinh(const std::complex<basic_real<S>>& z) {
+    using R = basic_real<S>;
+    const R x = z.real(), y = z.imag();
+    // z^2 + 1 with its real part as (x - y)(x + y) + 1, as libstdc++ writes it
+    const std::complex<R> t(R((x - y) * (x + y) + 1.0), R(2.0 * x * y));
+    return std::log(sqrt(t) + z);
+}
+template <class S>
+std::complex<basic_real<S>> asin(const std::complex<basic_real<S>>& z) {
+    using R = basic_real<S>;
+    const std::complex<R> t = asinh(std::complex<R>(R(-z.imag()), z.real()));
+    return std::complex<R>(t.imag(), R(-t.real()));
+}
+template <class S>
+std::complex<basic_real<S>> acos(const std::complex<basic_real<S>>& z) {
+    using R = basic_real<S>;
+    const std::complex<R> t = asin(z);
+    return std::complex<R>(R(S(1.5707963267948966192313216916397514L) - t.real()), R(-t.imag()));
+}
+
 /// log10 z = log z / log 10 (the standard library's divides by an
 /// expression of Real, which its operator/ does not take).
 template <class S>
@@ -193,11 +230,16 @@ std::complex<basic_real<S>> log10(const std::complex<basic_real<S>>& z) {
 
 #ifndef TAPEFLOW_NO_STD_OVERLOADS
 namespace std {
-// std::pow(2.0, z), std::pow(z, 2.5), std::sqrt(z) and std::log10(z),
-// called qualified, as for Real (tapeflow/std.hpp): these overloads are
-// more specialized than the standard library's templates. (With
+// std::pow(2.0, z), std::pow(z, 2.5), std::sqrt(z), std::log10(z),
+// std::acosh(z), std::asinh(z), std::asin(z) and std::acos(z), called
+// qualified, as for Real (tapeflow/std.hpp): these overloads are more
+// specialized than the standard library's templates. (With
 // TAPEFLOW_NO_STD_OVERLOADS, call them unqualified: std::pow(z, 2.5) would
 // be the standard library's pow(z, int), z^2.)
+using tapeflow::acos;
+using tapeflow::acosh;
+using tapeflow::asin;
+using tapeflow::asinh;
 using tapeflow::log10;
 using tapeflow::pow;
 using tapeflow::sqrt;

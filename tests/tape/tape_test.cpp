@@ -597,6 +597,52 @@ TEST_CASE("stale positions are refused: taken before a reset, or beyond a reset(
     CHECK_NOTHROW(t.sweep(tapeflow::position{}));               // the start is valid on any recording
 }
 
+TEST_CASE("a position of another tape is refused by sweep and reset, and the tape stays usable") {
+    // Both tapes count epochs alike, so the epoch check let it through: a
+    // reset to B's tile offset put A's cursor past its 1 KiB tile (a heap
+    // overflow at the next record), a sweep from it read garbage.
+    tapeflow::tape_options small;
+    small.tile_bytes = 1024;
+    tapeflow::tape a(small), b;
+    tapeflow::position pb;
+    b.start_recording();
+    Real u = 2.0;
+    b.register_input(u);
+    Real v = u;
+    for (int i = 0; i < 300; ++i) {
+        v = v * 0.99 + u;
+        if (i == 100) pb = b.get_position();
+    }
+    b.stop_recording();
+    a.start_recording();
+    Real x = 1.5;
+    a.register_input(x);
+    Real y = x;
+    for (int i = 0; i < 40; ++i) y = y * 1.01 + x;
+    const tapeflow::position pa = a.get_position();
+    CHECK(pa.tape == a.serial());
+    CHECK(pb.tape == b.serial());
+    try {
+        a.reset(pb);
+        FAIL("reset accepted a position of another tape");
+    } catch (const tapeflow::usage_error& e) {
+        CHECK(message_contains(e, "reset(position): the position was taken on another tape"));
+    }
+    for (int i = 0; i < 40; ++i) y = y * 1.01 + x;  // recording goes on where it was
+    a.register_output(y);
+    a.stop_recording();
+    CHECK_THROWS_WITH(a.sweep(pb), Catch::Contains("sweep(position): the position was taken on another tape"));
+    CHECK_THROWS_WITH(a.sweep(pb, tapeflow::position{}), Catch::Contains("taken on another tape"));
+    CHECK_THROWS_WITH(a.sweep(a.get_position(), pb), Catch::Contains("taken on another tape"));
+    // the tape is unchanged: y = 1.01^80 x + x sum_{k<80} 1.01^k, dy/dx = 1.01^80 + (1.01^80 - 1) / 0.01
+    a.set_adjoint(y, 1.0);
+    a.sweep();
+    const double g = std::pow(1.01, 80);
+    CHECK(a.adjoint(x) == Approx(g + (g - 1) / 0.01).epsilon(1e-12));
+    CHECK_NOTHROW(a.reset(pa));  // its own positions still work
+    CHECK_NOTHROW(b.sweep(pb));
+}
+
 // =====================================================================================
 // Misuse: documented preconditions not covered above
 // =====================================================================================

@@ -10,9 +10,10 @@ namespace tapeflow {
 
 /// A point between two records, as returned by tape.get_position(). Positions
 /// of one recording are ordered by `statements`. Sweeping or resetting to a
-/// position is valid while the records before it are still on the tape: not
-/// after a reset(), nor after a reset(position) to a point before it (the
-/// tape checks, and throws usage_error).
+/// position is valid on the tape that gave it while the records before it
+/// are still on the tape: not after a reset(), nor after a reset(position)
+/// to a point before it, nor on another tape (the tape checks, and throws
+/// usage_error).
 struct position {
     std::size_t tile = 0;          ///< index of the tile
     std::size_t offset = 0;        ///< byte offset inside that tile
@@ -27,6 +28,11 @@ struct position {
     /// point of a reset(position)) is refused instead of read as garbage.
     /// 0 (a default position: the start) is valid on any recording.
     std::uint64_t epoch = 0;
+    /// Serial of the tape the position was taken on (basic_tape::serial());
+    /// 0 for a default position. Epochs of two tapes count alike, so this is
+    /// what refuses another tape's position (its tile and offset would point
+    /// past this tape's tiles).
+    std::uint32_t tape = 0;
 
     friend bool operator==(const position& a, const position& b) noexcept {
         return a.statements == b.statements && a.tile == b.tile && a.offset == b.offset;

@@ -300,6 +300,7 @@ public:
                       layout::pair_bytes;
         p.regions = regions_.size();
         p.epoch = epochs_.current();
+        p.tape = serial();
         return p;
     }
 
@@ -598,6 +599,10 @@ private:
                               "no longer exists); use the tape that recorded it");
     }
     void check_position(const position& p, const char* what) const {
+        if (p.tape != 0 && p.tape != serial())
+            throw usage_error(std::string(what) +
+                              "(position): the position was taken on another tape; take it with "
+                              "get_position() of the tape you sweep or reset");
         if (!epochs_.valid(p))
             throw usage_error(std::string(what) +
                               "(position): the position is no longer on the tape (it was taken before a "
