@@ -140,6 +140,17 @@ public:
     constexpr bool is_active() const noexcept { return id_ != 0; }
     /// Serial number of the tape that owns the identifier (0: none).
     constexpr std::uint32_t tape_tag() const noexcept { return tag_; }
+    /// (debug checks) How often its identifier was handed out by the active
+    /// tape, when that tape owns it; detail::no_generation otherwise, and
+    /// without debug checks. Expressions keep it to catch a variable whose
+    /// identifier went to another variable before the statement using it
+    /// was recorded.
+    std::uint32_t identifier_generation() const noexcept {
+        if (id_ != 0)
+            if (const tape_type* tape = tape_type::active_if_any(); tape && tape->serial() == tag_)
+                return tape->identifier_generation(id_);
+        return detail::no_generation;
+    }
 
 private:
     template <class E>

@@ -597,6 +597,59 @@ TEST_CASE("stale positions are refused: taken before a reset, or beyond a reset(
     CHECK_NOTHROW(t.sweep(tapeflow::position{}));               // the start is valid on any recording
 }
 
+TEST_CASE("debug checks: a tree holding a variable whose identifier went to another variable is refused") {
+    // f returns an expression of its own local t: t's identifier goes back
+    // to the tape at the return. In f(a) * f(b) the second call's t takes
+    // it, and a release build records d/da into b's statement (60, 0
+    // instead of 40, 30 at a = 2, b = 3).
+    const auto f = [](const Real& x) {
+        Real t = x * x;
+        return t + 1.0;
+    };
+    tapeflow::tape t;
+    t.start_recording();
+    std::vector<Real> x(2);
+    const std::vector<double> v = {2.0, 3.0};
+    t.register_inputs(x.begin(), x.end(), v.begin());
+    try {
+        Real y = f(x[0]) * f(x[1]);
+        FAIL("a tree holding a reused identifier was recorded");
+    } catch (const tapeflow::usage_error& e) {
+        CHECK(message_contains(e, "an expression uses a variable that died, and whose identifier went to another variable"));
+        CHECK(message_contains(e, "Return a Real from it"));
+    }
+    t.stop_recording();
+    // assigned at once the same helper is right (and let through): the
+    // assignment takes t's identifier back after reading the tree
+    t.reset();
+    t.start_recording();
+    t.register_inputs(x.begin(), x.end(), v.begin());
+    Real ya = f(x[0]);
+    Real yb = f(x[1]);
+    Real y = ya * yb;
+    t.register_output(y);
+    t.stop_recording();
+    t.set_adjoint(y, 1.0);
+    t.sweep();
+    CHECK(t.adjoint(x[0]) == 40.0);  // 2 a (b^2 + 1)
+    CHECK(t.adjoint(x[1]) == 30.0);  // 2 b (a^2 + 1)
+    // and returning a Real is right in one statement too
+    const auto g = [](const Real& x) -> Real {
+        Real t = x * x;
+        return t + 1.0;
+    };
+    t.reset();
+    t.start_recording();
+    t.register_inputs(x.begin(), x.end(), v.begin());
+    Real z = g(x[0]) * g(x[1]);
+    t.register_output(z);
+    t.stop_recording();
+    t.set_adjoint(z, 1.0);
+    t.sweep();
+    CHECK(t.adjoint(x[0]) == 40.0);
+    CHECK(t.adjoint(x[1]) == 30.0);
+}
+
 TEST_CASE("a position of another tape is refused by sweep and reset, and the tape stays usable") {
     // Both tapes count epochs alike, so the epoch check let it through: a
     // reset to B's tile offset put A's cursor past its 1 KiB tile (a heap

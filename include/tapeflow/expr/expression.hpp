@@ -167,14 +167,23 @@ struct active_leaf {
 };
 
 /// The same with the tape tag, checked against the recording tape's serial
-/// (debug_checks builds: catches variables of two tapes in one expression).
+/// (debug_checks builds: catches variables of two tapes in one expression),
+/// and the generation of the identifier when the leaf was made, checked
+/// against the tape's: catches a variable that died and whose identifier
+/// went to another variable before the statement using it was recorded (a
+/// function returning an expression built on its own local Real,
+/// docs/expressions.md "Pitfalls").
 template <class S>
 struct checked_active_leaf : active_leaf<S> {
     std::uint32_t tag;
+    std::uint32_t generation;
 
     template <class Sink>
     TAPEFLOW_ALWAYS_INLINE void push(Sink& sink, S w) const noexcept {
-        if (this->id != 0) sink.check_tag(tag);
+        if (this->id != 0) {
+            sink.check_tag(tag);
+            sink.check_generation(this->id, generation);
+        }
         sink.add(this->id, w);
     }
 };
@@ -198,7 +207,7 @@ struct passive_leaf {
 template <class S, class T>
 constexpr decltype(auto) capture(const T& x) noexcept {
     if constexpr (is_real<T>::value && debug_checks)
-        return checked_active_leaf<S>{{x.value(), x.id()}, x.tape_tag()};
+        return checked_active_leaf<S>{{x.value(), x.id()}, x.tape_tag(), x.identifier_generation()};
     else if constexpr (is_real<T>::value)
         return active_leaf<S>{x.value(), x.id()};
     else if constexpr (std::is_arithmetic_v<T>)

@@ -74,7 +74,7 @@ public:
 
     /// An identifier for the lhs of a new record (never 0).
     TAPEFLOW_ALWAYS_INLINE identifier acquire() {
-        if (used_size_ != 0) return used_[--used_size_];
+        if (used_size_ != 0) return handed_out(used_[--used_size_]);
         return acquire_unused();
     }
 
@@ -84,9 +84,9 @@ public:
         if (TAPEFLOW_LIKELY(!unused_.empty())) {
             const identifier id = unused_.back();
             unused_.pop_back();
-            return id;
+            return handed_out(id);
         }
-        return mint();
+        return handed_out(mint());
     }
 
     /// Gives `id` back; the caller must own it. Never allocates: the used
@@ -95,6 +95,21 @@ public:
     /// the list: it costs one predictable branch.
     TAPEFLOW_ALWAYS_INLINE void release(identifier id) noexcept {
         if (TAPEFLOW_LIKELY(used_size_ < highest_)) used_[used_size_++] = id;
+    }
+
+    /// (debug checks; no_generation without them) How often `id` was handed
+    /// out. An expression keeps the generation of each variable it holds and
+    /// the recorder compares: a different one means that the variable died
+    /// and its identifier went to another variable before the statement
+    /// using it was recorded (expr/expression.hpp, checked_active_leaf). A
+    /// variable that died but whose identifier is still free is let through:
+    /// `return y * y;` of a local y, assigned at once, records the right
+    /// gradient (the assignment takes the identifier back after reading).
+    std::uint32_t generation(identifier id) const noexcept {
+        if constexpr (debug_checks)
+            return id < generations_.size() ? generations_[id] : 0;
+        else
+            return detail::no_generation;
     }
 
     /// The tape no longer holds records: every free identifier is unused.
@@ -180,6 +195,12 @@ private:
             unused_.pop_back();
         }
     }
+    // (debug checks) counts a hand-out of `id` (generation())
+    TAPEFLOW_ALWAYS_INLINE identifier handed_out(identifier id) noexcept {
+        if constexpr (debug_checks)
+            if (id < generations_.size()) ++generations_[id];
+        return id;
+    }
     [[noreturn]] static void too_many() {
         throw error("more than " + std::to_string(max_identifier) +
                     " active variables are alive at once (record headers hold 27-bit "
@@ -189,6 +210,8 @@ private:
     // up to it and for `used` entries (amortized: the room doubles)
     void reserve(identifier highest, std::size_t used) {
         highest_ = highest;
+        if constexpr (debug_checks)
+            if (generations_.size() <= highest_) generations_.resize(std::max<std::size_t>(2 * std::size_t(highest_), 64), 0);
         const std::size_t need = std::max<std::size_t>(highest_, used);
         if (TAPEFLOW_UNLIKELY(need > room_)) {
             room_ = 2 * need;
@@ -206,6 +229,7 @@ private:
     identifier highest_ = 0;
     shared_identifiers* shared_ = nullptr;  // set in a parallel region (mint_from)
     std::vector<identifier> block_;         // what this pool mints from there
+    std::vector<std::uint32_t> generations_;  // hand-outs per identifier (debug checks only)
 };
 
 }  // namespace tapeflow

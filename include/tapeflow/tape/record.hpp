@@ -78,6 +78,12 @@ namespace tapeflow {
 /// Identifier of an active variable; 0 is the passive identifier.
 using identifier = std::uint32_t;
 
+namespace detail {
+/// (debug checks) An identifier's generation that is not known: nothing to
+/// compare with (tape/identifier_pool.hpp, generation()).
+inline constexpr std::uint32_t no_generation = ~std::uint32_t(0);
+}  // namespace detail
+
 /// The header of a record, decoded.
 struct record_header {
     identifier lhs;       ///< identifier the statement assigns

@@ -62,6 +62,8 @@ struct arg_buffer {
     std::uint32_t size = 0;
     std::uint32_t foreign_tag = 0;  // a tag that is not the recording tape's (debug checks)
     std::uint32_t expected_tag = 0;
+    const identifier_pool* pool = nullptr;  // the recording tape's (debug checks)
+    identifier gone = 0;                     // a leaf whose identifier went to another variable (debug checks)
 
     TAPEFLOW_ALWAYS_INLINE void add(identifier id, S partial) noexcept {
         ids[size] = id;
@@ -70,6 +72,9 @@ struct arg_buffer {
     }
     void check_tag(std::uint32_t tag) noexcept {
         if (tag != expected_tag) foreign_tag = tag;
+    }
+    void check_generation(identifier id, std::uint32_t generation) noexcept {
+        if (generation != no_generation && pool && pool->generation(id) != generation) gone = id;
     }
 };
 }  // namespace detail
@@ -95,10 +100,15 @@ public:
             release(lhs, tag);
         } else {
             detail::arg_buffer<Scalar, n> args;
-            if constexpr (debug_checks) args.expected_tag = serial_;
+            if constexpr (debug_checks) {
+                args.expected_tag = serial_;
+                args.pool = &ids_;
+            }
             e.push(args, Scalar(1));
-            if constexpr (debug_checks)
+            if constexpr (debug_checks) {
                 if (args.foreign_tag != 0) throw_foreign();
+                if (args.gone != 0) throw_gone();
+            }
             make_room(layout::size(n));  // the most the record can take
             std::byte* const at = cursor_;
             if (TAPEFLOW_LIKELY(layout::template distinct_and_active<n>(args.ids))) {
@@ -251,6 +261,12 @@ private:
         tile_end_ = tile_begin_ + options_.tile_bytes;
     }
 
+    [[noreturn]] TAPEFLOW_COLD void throw_gone() const {
+        throw usage_error("an expression uses a variable that died, and whose identifier went to another "
+                          "variable, before the statement using it was recorded (the gradient would be "
+                          "wrong): a function that returns an expression built on a Real of its own? "
+                          "Return a Real from it (docs/expressions.md, Pitfalls)");
+    }
     [[noreturn]] TAPEFLOW_COLD void throw_foreign() const {
         throw usage_error("an expression mixes variables of two tapes (or uses a variable of a "
                           "tape that no longer exists); every operand must come from the tape "

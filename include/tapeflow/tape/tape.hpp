@@ -354,7 +354,16 @@ public:
     template <class InputIt, class OutputIt>
     OutputIt adjoints(InputIt first, InputIt last, OutputIt out) const {
         check_owner("adjoints");
-        for (; first != last; ++first, ++out) *out = checked_adjoint(*first, "adjoints");
+        // the serial and the vector read once, not per element (they would
+        // be: `out` may point anywhere)
+        const std::uint32_t tag = serial();
+        const Scalar* const a = adjoints_.data();
+        const std::size_t n = adjoints_.size();
+        for (; first != last; ++first, ++out) {
+            const real_type& x = *first;
+            if (TAPEFLOW_UNLIKELY(x.id_ != 0 && x.tag_ != tag)) check_ours(x, "adjoints");
+            *out = x.id_ < n ? a[x.id_] : Scalar(0);
+        }
         return out;
     }
     /// The adjoint of identifier `id` (as returned by Real::id()).
@@ -691,6 +700,10 @@ private:
     }
     /// Gives identifier `id` back to the tape whose serial is `tag`; sets it to 0.
     TAPEFLOW_ALWAYS_INLINE void release(identifier& id, std::uint32_t tag) noexcept { recorder_.release(id, tag); }
+    /// (debug checks) How often identifier `id` was handed out (identifier_pool.hpp).
+    std::uint32_t identifier_generation(identifier id) const noexcept {
+        return recorder_.identifiers().generation(id);
+    }
     /// The same when no tape is at hand.
     static void release_to_owner(identifier id, std::uint32_t tag) noexcept {
         basic_recorder<Scalar>::release_to_owner(id, tag);
