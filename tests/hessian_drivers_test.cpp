@@ -273,6 +273,12 @@ TEST_CASE("hessian: pow(x, y) where the exponent is 0 keeps the mixed derivative
     }
     // at x = 0 the mixed derivative 1 / x does not exist: 0, as documented
     CHECK(tapeflow::hessian(f, {0.0, 0.0})[0][1] == 0.0);
+    // first order at a subnormal x: d/dx = 0 (y / x, not y * x^(-1) = 0 * inf = NaN)
+    const double tiny = 1e-310;
+    const std::vector<double> g = tapeflow::gradient([&](const std::vector<Real>& v) { return Real(f(v)); },
+                                                     std::vector<double>{tiny, 0.0});
+    CHECK(g[0] == 0.0);
+    CHECK(close(g[1], std::log(tiny), 1e-15, 0));  // x^y ln x
 }
 
 TEST_CASE("hessian: a spilling tape gives the Hessian of the in-memory one, bit for bit", "[hessian]") {

@@ -191,7 +191,7 @@ std::complex<basic_real<S>> sqrt(const std::complex<basic_real<S>>& z) {
 /// Re z = +-1, asinh where x^2 - y^2 + 1 = 0, asin and acos where
 /// x^2 - y^2 = 1. The same formulas as libstdc++'s, with the sqrt above:
 ///   acosh z = 2 log(sqrt((z + 1) / 2) + sqrt((z - 1) / 2))
-///   asinh z = log(z + sqrt(z^2 + 1))
+///   asinh z = log(z + sqrt(z^2 + 1)), for Re z >= 0 (-asinh(-z) else)
 ///   asin z = -i asinh(i z),  acos z = pi / 2 - asin z
 template <class S>
 std::complex<basic_real<S>> acosh(const std::complex<basic_real<S>>& z) {
@@ -201,6 +201,9 @@ std::complex<basic_real<S>> acosh(const std::complex<basic_real<S>>& z) {
 template <class S>
 std::complex<basic_real<S>> asinh(const std::complex<basic_real<S>>& z) {
     using R = basic_real<S>;
+    // asinh is odd (as C99's casinh, its branch cuts included): for Re z < 0
+    // the sum z + sqrt(z^2 + 1) below would cancel (asinh(-1e8) gave -inf)
+    if (signbit(z.real())) return -asinh(std::complex<R>(R(-z.real()), R(-z.imag())));
     const R x = z.real(), y = z.imag();
     // z^2 + 1 with its real part as (x - y)(x + y) + 1, as libstdc++ writes it
     const std::complex<R> t(R((x - y) * (x + y) + 1.0), R(2.0 * x * y));
@@ -216,7 +219,8 @@ template <class S>
 std::complex<basic_real<S>> acos(const std::complex<basic_real<S>>& z) {
     using R = basic_real<S>;
     const std::complex<R> t = asin(z);
-    return std::complex<R>(R(S(1.5707963267948966192313216916397514L) - t.real()), R(-t.imag()));
+    const R half_pi(S(1.5707963267948966192313216916397514L));
+    return std::complex<R>(R(half_pi - t.real()), R(-t.imag()));
 }
 
 /// log10 z = log z / log 10 (the standard library's divides by an

@@ -557,6 +557,47 @@ TEST_CASE("a region left to its destructor is closed by it") {
     tapeflow::tape::thread_default().activate();
 }
 
+TEST_CASE("a position taken by a worker is refused by the region's tape") {
+    // A worker records on a segment under the tape's serial; its position
+    // points into the segment's tiles. reset or sweep of the tape to it
+    // would have put the tape's cursor there (the heap overflow of a
+    // position of another tape): it carries a tag of the segment's own.
+    tapeflow::tape tape;
+    tape.activate();
+    tape.start_recording();
+    Real a = 1.5;
+    tape.register_input(a);
+    for (int i = 0; i < 50; ++i) a = a * 1.01 + 0.5;  // records on the tape itself
+    std::vector<Real> y(2);
+    std::vector<tapeflow::position> taken(2);
+    {
+        tapeflow::parallel_region region(tape, 2, region_sweep::parallel);
+        std::vector<std::thread> team;
+        for (std::size_t t = 0; t < 2; ++t)
+            team.emplace_back([&, t] {
+                tapeflow::parallel_region::worker w(region, t);
+                for (int i = 0; i < 20; ++i) y[t] = a * a * double(t + 1) + y[t];
+                taken[t] = tapeflow::tape::active().get_position();
+            });
+        for (std::thread& t : team) t.join();
+        region.close();
+    }
+    Real f = y[0] + y[1];
+    tape.register_output(f);
+    tape.stop_recording();
+    for (const tapeflow::position& p : taken) {
+        CHECK(p.statements > 0);
+        CHECK(p.tape != 0);
+        CHECK(p.tape != tape.serial());
+        CHECK_THROWS_WITH(tape.sweep(p), Catch::Contains("the position was taken on another tape"));
+        CHECK_THROWS_WITH(tape.reset(p), Catch::Contains("the position was taken on another tape"));
+    }
+    tape.set_adjoint(f, 1.0);  // the tape is as it was
+    CHECK_NOTHROW(tape.sweep());
+    CHECK(tape.adjoint(a) != 0.0);
+    tapeflow::tape::thread_default().activate();
+}
+
 TEST_CASE("an exception out of a driver's function with a region open reaches the caller, and the tape works on") {
     // The region's destructor finds statements recorded on the tape itself
     // and leaves that error for stop_recording(), which the driver calls

@@ -106,6 +106,32 @@ TEST_CASE("reset and reset(position) forget the regions opened after the positio
     t.stop_recording();
 }
 
+TEST_CASE("a Region whose entry a reset removed leaves a region opened since at its index open") {
+    // Both begin at the start of a recording (the same point, positions ==),
+    // in different epochs: the old Region's end must not close the new one.
+    tapeflow::tape t;
+    t.start_recording();
+    Real x = 1.0;
+    t.register_input(x);
+    std::size_t kept = 0;
+    {
+        tapeflow::Region old_scope(t, "old");
+        t.reset();  // removes "old" (the tape records on)
+        t.register_input(x);
+        kept = t.begin_region("new");  // takes index 0 at the same point
+        REQUIRE(kept == 0);
+        REQUIRE(t.regions()[0].begin == tapeflow::position{});
+    }  // old_scope ends here
+    Real y = x * 2.0;  // inside "new" while it is open
+    REQUIRE(t.regions().size() == 1);
+    CHECK(t.regions()[0].label == "new");
+    CHECK(t.regions()[0].open);
+    t.end_region(kept);
+    CHECK_FALSE(t.regions()[0].open);
+    CHECK(t.regions()[0].statements() == 1);
+    t.stop_recording();
+}
+
 TEST_CASE("a Region on the active tape without naming it") {
     auto& t = tapeflow::tape::active();
     t.reset();

@@ -21,12 +21,13 @@ namespace detail {
 
 struct pow_op {
     template <class S> static S value(S a, S b) { return pow(a, b); }
-    // b a^(b-1). Where b == 0 that is 0 * a^(-1): 0, except 0 * inf = NaN
-    // at a = 0 (and NaN at a NaN), where 0 is given. Only those points take
-    // the constant: elsewhere the product keeps b's tangent, which second
-    // order needs (d2 pow / da db = a^(b-1) (1 + b ln a) = 1 / a at b = 0).
+    // b a^(b-1). Where b == 0 that is b / a: 0 (+-0), with b's tangent
+    // kept, which second order needs (d2 pow / da db = a^(b-1) (1 + b ln a)
+    // = 1 / a at b = 0); b * a^(-1) would be 0 * inf = NaN at a subnormal
+    // a. At a = 0 (and a NaN a) the constant 0.
     template <class S> static S d_a(S a, S b, S) {
-        return b == 0 && (a == 0 || isnan(a)) ? S(0) : b * pow(a, b - S(1));
+        if (b == 0) return a == 0 || isnan(a) ? S(0) : b / a;
+        return b * pow(a, b - S(1));
     }
     template <class S> static S d_b(S a, S, S r) { return a > 0 ? r * log(a) : S(0); }
 };

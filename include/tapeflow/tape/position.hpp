@@ -28,8 +28,9 @@ struct position {
     /// point of a reset(position)) is refused instead of read as garbage.
     /// 0 (a default position: the start) is valid on any recording.
     std::uint64_t epoch = 0;
-    /// Serial of the tape the position was taken on (basic_tape::serial());
-    /// 0 for a default position. Epochs of two tapes count alike, so this is
+    /// Serial of the tape the position was taken on (basic_tape::serial(); a
+    /// parallel region's worker tape, which records under its parent's
+    /// serial, has one of its own here); 0 for a default position. Epochs of two tapes count alike, so this is
     /// what refuses another tape's position (its tile and offset would point
     /// past this tape's tiles).
     std::uint32_t tape = 0;

@@ -36,7 +36,10 @@ public:
         // The tape may have been reset inside the scope: close the region only
         // if the entry at index_ is still the one this scope opened.
         const auto& regions = tape_->regions();
-        if (index_ < regions.size() && regions[index_].begin == begin_) tape_->end_region(index_);
+        // (== compares the point only; the epoch tells a region opened at the
+        // same point after a reset apart)
+        if (index_ < regions.size() && regions[index_].begin == begin_ && regions[index_].begin.epoch == begin_.epoch)
+            tape_->end_region(index_);
     }
 
     /// Index of this region in tape.regions().

@@ -109,7 +109,8 @@ public:
         : options_(checked(options)),
           owner_(std::this_thread::get_id()),
           stream_(options_),
-          recorder_(detail::next_tape_serial(), stream_, options_) {
+          recorder_(detail::next_tape_serial(), stream_, options_),
+          position_tag_(serial()) {
         detail::tape_registry::instance().add(serial(), &foreign_writes_);
         detail::thread_identifier_pools::add(serial(), &recorder_.identifiers());
     }
@@ -300,7 +301,7 @@ public:
                       layout::pair_bytes;
         p.regions = regions_.size();
         p.epoch = epochs_.current();
-        p.tape = serial();
+        p.tape = position_tag_;
         return p;
     }
 
@@ -608,7 +609,7 @@ private:
                               "no longer exists); use the tape that recorded it");
     }
     void check_position(const position& p, const char* what) const {
-        if (p.tape != 0 && p.tape != serial())
+        if (p.tape != 0 && p.tape != position_tag_)
             throw usage_error(std::string(what) +
                               "(position): the position was taken on another tape; take it with "
                               "get_position() of the tape you sweep or reset");
@@ -753,6 +754,7 @@ private:
           owner_(std::this_thread::get_id()),
           stream_(options_),
           recorder_(parent.serial(), stream_, options_),
+          position_tag_(detail::next_tape_serial()),
           segment_(true) {}
     static tape_options segment_options(const tape_options& parent) {
         tape_options o;
@@ -826,6 +828,11 @@ private:
 
     // parallel regions: one segment per thread (kept for the next regions),
     // the team that sweeps them at once, and what a region left to report
+    // what get_position() stamps on its positions, check_position() wants:
+    // the serial, but a serial of its own for a segment, whose records and
+    // variables are under its parent's serial (a worker's position passed to
+    // the parent would point into the segment's tiles)
+    const std::uint32_t position_tag_;
     bool segment_ = false;              // this tape is a segment of another
     bool region_open_ = false;          // a parallel region of this tape is open
     std::vector<std::unique_ptr<basic_tape>> segments_;
