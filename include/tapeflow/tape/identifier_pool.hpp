@@ -211,7 +211,8 @@ private:
     void reserve(identifier highest, std::size_t used) {
         highest_ = highest;
         if constexpr (debug_checks)
-            if (generations_.size() <= highest_) generations_.resize(std::max<std::size_t>(2 * std::size_t(highest_), 64), 0);
+            if (generations_.size() <= highest_)
+                generations_.resize(std::max<std::size_t>(2 * std::size_t(highest_), 64), 0);
         const std::size_t need = std::max<std::size_t>(highest_, used);
         if (TAPEFLOW_UNLIKELY(need > room_)) {
             room_ = 2 * need;

@@ -30,9 +30,9 @@ struct position {
     std::uint64_t epoch = 0;
     /// Serial of the tape the position was taken on (basic_tape::serial(); a
     /// parallel region's worker tape, which records under its parent's
-    /// serial, has one of its own here); 0 for a default position. Epochs of two tapes count alike, so this is
-    /// what refuses another tape's position (its tile and offset would point
-    /// past this tape's tiles).
+    /// serial, has one of its own here); 0 for a default position. Epochs
+    /// of two tapes count alike, so this is what refuses another tape's
+    /// position (its tile and offset would point past this tape's tiles).
     std::uint32_t tape = 0;
 
     friend bool operator==(const position& a, const position& b) noexcept {

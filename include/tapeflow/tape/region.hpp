@@ -34,12 +34,12 @@ public:
 
     ~basic_region() {
         // The tape may have been reset inside the scope: close the region only
-        // if the entry at index_ is still the one this scope opened.
+        // if the entry at index_ is still the one this scope opened (== compares
+        // the point only; the epoch tells one opened there after a reset apart).
         const auto& regions = tape_->regions();
-        // (== compares the point only; the epoch tells a region opened at the
-        // same point after a reset apart)
-        if (index_ < regions.size() && regions[index_].begin == begin_ && regions[index_].begin.epoch == begin_.epoch)
-            tape_->end_region(index_);
+        if (index_ >= regions.size()) return;
+        const position& begin = regions[index_].begin;
+        if (begin == begin_ && begin.epoch == begin_.epoch) tape_->end_region(index_);
     }
 
     /// Index of this region in tape.regions().

@@ -221,7 +221,7 @@ public:
     /// \requires the tape is recording.
     void register_input(real_type& x) {
         check_can_register("register_input");
-        make_input(x, holds_nothing());
+        make_input(x, holds_nothing(), serial());
     }
 
     /// register_input on every variable of [first, last), checked once: for
@@ -231,7 +231,8 @@ public:
     void register_inputs(ForwardIt first, ForwardIt last) {
         check_can_register("register_inputs");
         const bool fresh = holds_nothing();
-        for (; first != last; ++first) make_input(*first, fresh);
+        const std::uint32_t tag = serial();
+        for (; first != last; ++first) make_input(*first, fresh, tag);
     }
 
     /// `x = value; register_input(x);` in one call. An `x` that is already
@@ -243,7 +244,7 @@ public:
     void register_input(real_type& x, Scalar value) {
         check_can_register("register_input");
         x.value_ = value;
-        make_input(x, holds_nothing());
+        make_input(x, holds_nothing(), serial());
     }
     /// register_input(x, value) on every variable x of [first, last), the
     /// values read from `values` in order, checked once; returns the end of
@@ -253,24 +254,20 @@ public:
     template <class ForwardIt, class InputIt>
     InputIt register_inputs(ForwardIt first, ForwardIt last, InputIt values) {
         check_can_register("register_inputs");
-        if (holds_nothing()) {
-            // make_input(x, true) with its shortcut taken here: in a loop of
-            // gradients every input is already this tape's and keeps its
-            // identifier, for a load and two compares (black_scholes' 100 000
-            // inputs: 14 -> 10 instructions each, docs/performance.md)
-            const std::uint32_t tag = serial();
+        const std::uint32_t tag = serial();
+        // `fresh` a constant in each copy of the loop (a test per element
+        // otherwise: 2 of the 10 instructions an input takes)
+        const auto each = [&](auto fresh) {
             for (; first != last; ++first, ++values) {
                 real_type& x = *first;
                 x.value_ = static_cast<Scalar>(*values);
-                if (TAPEFLOW_UNLIKELY(x.id_ == 0 || x.tag_ != tag)) make_input(x, true);
+                make_input(x, fresh, tag);
             }
-            return values;
-        }
-        for (; first != last; ++first, ++values) {
-            real_type& x = *first;
-            x.value_ = static_cast<Scalar>(*values);
-            make_input(x, false);
-        }
+        };
+        if (holds_nothing())
+            each(std::true_type{});
+        else
+            each(std::false_type{});
         return values;
     }
 
@@ -347,7 +344,8 @@ public:
     /// \throws usage_error if `x` belongs to another tape.
     Scalar adjoint(const real_type& x) const {
         check_owner("adjoint");
-        return checked_adjoint(x, "adjoint");
+        check_ours(x, "adjoint");
+        return adjoints_.get(x.id_);
     }
     /// adjoint(x) of every variable x of [first, last), written to `out`;
     /// returns the end of the output. Checked once for the owner thread.
@@ -362,7 +360,7 @@ public:
         const std::size_t n = adjoints_.size();
         for (; first != last; ++first, ++out) {
             const real_type& x = *first;
-            if (TAPEFLOW_UNLIKELY(x.id_ != 0 && x.tag_ != tag)) check_ours(x, "adjoints");
+            check_ours(x, "adjoints", tag);
             *out = x.id_ < n ? a[x.id_] : Scalar(0);
         }
         return out;
@@ -590,20 +588,20 @@ private:
     // and registers them again after reset() takes back the identifiers it
     // just released instead of minting as many again (an adjoint vector
     // twice as long, zeroed and swept over).
-    TAPEFLOW_ALWAYS_INLINE void make_input(real_type& x, bool fresh) {
-        if (fresh && x.id_ != 0 && x.tag_ == serial()) return;
+    // `tag` is serial(), read by the caller once for a range (read here, it
+    // was read again for every element: black_scholes' 100 000 inputs, 14
+    // -> 10 instructions each, docs/performance.md).
+    TAPEFLOW_ALWAYS_INLINE void make_input(real_type& x, bool fresh, std::uint32_t tag) {
+        if (fresh && x.id_ != 0 && x.tag_ == tag) return;
         release(x.id_, x.tag_);
         identifier_pool& ids = recorder_.identifiers();
         x.id_ = fresh ? ids.acquire() : ids.acquire_unused();
-        x.tag_ = serial();
+        x.tag_ = tag;
     }
-    // adjoint / adjoints, after the owner check
-    TAPEFLOW_ALWAYS_INLINE Scalar checked_adjoint(const real_type& x, const char* what) const {
-        check_ours(x, what);
-        return adjoints_.get(x.id_);
-    }
-    void check_ours(const real_type& x, const char* what) const {
-        if (x.id_ != 0 && x.tag_ != serial())
+    void check_ours(const real_type& x, const char* what) const { check_ours(x, what, serial()); }
+    // the same with serial() read by the caller (once for a range)
+    void check_ours(const real_type& x, const char* what, std::uint32_t tag) const {
+        if (x.id_ != 0 && x.tag_ != tag)
             throw usage_error(std::string(what) +
                               "(): the variable belongs to another tape (or to a tape that "
                               "no longer exists); use the tape that recorded it");
@@ -821,6 +819,10 @@ private:
 
     tile_stream stream_;               // where the tiles live (memory, scratchpad, spill file)
     basic_recorder<Scalar> recorder_;  // writes records into stream_'s tiles; the identifiers
+    // stamped on positions by get_position(), wanted by check_position():
+    // serial(), but for a segment a serial of its own (it records under its
+    // parent's, and its positions point into its own tiles)
+    const std::uint32_t position_tag_;
     position_epochs epochs_;           // which positions are still on the tape
     adjoint_store<Scalar> adjoints_;
     region_table regions_;
@@ -828,11 +830,6 @@ private:
 
     // parallel regions: one segment per thread (kept for the next regions),
     // the team that sweeps them at once, and what a region left to report
-    // what get_position() stamps on its positions, check_position() wants:
-    // the serial, but a serial of its own for a segment, whose records and
-    // variables are under its parent's serial (a worker's position passed to
-    // the parent would point into the segment's tiles)
-    const std::uint32_t position_tag_;
     bool segment_ = false;              // this tape is a segment of another
     bool region_open_ = false;          // a parallel region of this tape is open
     std::vector<std::unique_ptr<basic_tape>> segments_;
