@@ -780,3 +780,56 @@ TEST_CASE("outside a recording, or with passive operands, a product computes val
         CHECK(tape.statistics().statements == 0);
     }
 }
+
+// detail::add_product calls Eigen's double kernels directly (GEMM, GEMV for
+// one column of either storage order, a loop for depth 1): each branch,
+// storage order and padded stride against a plain triple loop.
+template <int LhsOrder, int RhsOrder>
+void check_add_product(Index rows, Index cols, Index depth, Index pad) {
+    const Index a_stride = (LhsOrder == Eigen::ColMajor ? rows : depth) + pad;
+    const Index b_stride = (RhsOrder == Eigen::ColMajor ? depth : cols) + pad;
+    const Index a_outer = LhsOrder == Eigen::ColMajor ? depth : rows, b_outer = RhsOrder == Eigen::ColMajor ? cols : depth;
+    const std::vector<double> a = uniform(std::size_t(std::max<Index>(a_stride * a_outer, 1)), 271),
+                              b = uniform(std::size_t(std::max<Index>(b_stride * b_outer, 1)), 272);
+    auto at = [](const std::vector<double>& m, int order, Index stride, Index i, Index j) {
+        return m[std::size_t(order == Eigen::ColMajor ? i + j * stride : i * stride + j)];
+    };
+    std::vector<double> c = uniform(std::size_t(std::max<Index>(rows * cols, 1)), 273), want = c;
+    const double alpha = -1.5;
+    for (Index j = 0; j < cols; ++j)
+        for (Index i = 0; i < rows; ++i) {
+            long double sum = 0;
+            for (Index k = 0; k < depth; ++k)
+                sum += (long double)at(a, LhsOrder, a_stride, i, k) * at(b, RhsOrder, b_stride, k, j);
+            want[std::size_t(i + j * rows)] += double(alpha * sum);
+        }
+    tapeflow::detail::add_product<double, LhsOrder, RhsOrder>(rows, cols, depth, a.data(), a_stride, b.data(),
+                                                              b_stride, c.data(), alpha);
+    double worst = 0;
+    for (std::size_t i = 0; i < c.size(); ++i) worst = std::max(worst, std::fabs(c[i] - want[i]));
+    INFO("rows " << rows << ", cols " << cols << ", depth " << depth << ", pad " << pad << ", orders " << LhsOrder
+                 << RhsOrder);
+    CHECK(worst <= 1e-13 * double(depth + 1));
+}
+
+TEST_CASE("the double kernels behind an entry: every branch and storage order against a triple loop") {
+    const std::array<std::array<Index, 3>, 12> shapes{{{0, 3, 2},
+                                                       {3, 0, 2},
+                                                       {3, 2, 0},
+                                                       {1, 1, 1},
+                                                       {4, 3, 1},
+                                                       {5, 1, 4},
+                                                       {1, 1, 7},
+                                                       {1, 6, 5},
+                                                       {7, 6, 5},
+                                                       {40, 1, 33},
+                                                       {33, 17, 29},
+                                                       {70, 65, 80}}};
+    for (const auto& s : shapes)
+        for (Index pad : {Index(0), Index(3)}) {
+            check_add_product<Eigen::ColMajor, Eigen::ColMajor>(s[0], s[1], s[2], pad);
+            check_add_product<Eigen::ColMajor, Eigen::RowMajor>(s[0], s[1], s[2], pad);
+            check_add_product<Eigen::RowMajor, Eigen::ColMajor>(s[0], s[1], s[2], pad);
+            check_add_product<Eigen::RowMajor, Eigen::RowMajor>(s[0], s[1], s[2], pad);
+        }
+}
