@@ -320,6 +320,39 @@ TEST_CASE("jacobian_forward == jacobian (reverse) for every lane count") {
     check(tapeflow::jacobian_forward<2>(model, {0.3, -1.2, 2.0, 0.7}));
 }
 
+TEST_CASE("an infinite partial times a tangent of 0 adds nothing, as in reverse mode (no NaN)") {
+    // x0 + f(x1, ...) where f's partial is inf or NaN at the point (sqrt at
+    // 0, asin at 1, atan2 at (0, 0), ...): along x0 the derivative is 1. The
+    // reverse sweep skips a partial whose adjoint is 0; forward mode had
+    // multiplied inf by the tangent 0 (NaN), and jacobian_by_shape picks it.
+    const auto F = [](const auto& x) {
+        using T = typename std::decay_t<decltype(x)>::value_type;
+        return std::vector<T>{x[0] + sqrt(x[1]), x[0] + cbrt(x[1]), x[0] * 2.0 + asin(x[2]), x[0] - acos(x[2]),
+                              x[0] + acosh(x[2]), x[0] + pow(x[1], 0.5), 3.0 * x[0] + atan2(x[1], x[3]),
+                              x[0] + hypot(x[1], x[3]), x[0] + hypot(x[1], x[3], x[1]),
+                              x[0] * sqrt(x[1]) + pow(x[1], x[2] * 0.5)};
+    };
+    const std::vector<double> x{2.0, 0.0, 1.0, 0.0};
+    const auto J = tapeflow::jacobian(F, x);
+    const std::vector<double> along_x0{1, 1, 2, 1, 1, 1, 3, 1, 1, 0};  // dF_i/dx0, exactly
+    const auto same = [&](const std::vector<std::vector<double>>& Jf, const char* how) {
+        INFO(how);
+        REQUIRE(Jf.size() == J.size());
+        for (std::size_t i = 0; i < J.size(); ++i) {
+            INFO("output " << i);
+            CHECK(J[i][0] == along_x0[i]);
+            CHECK(Jf[i][0] == along_x0[i]);
+            for (std::size_t j = 1; j < x.size(); ++j)  // the same inf, NaN or number
+                CHECK(((std::isnan(Jf[i][j]) && std::isnan(J[i][j])) || Jf[i][j] == J[i][j]));
+        }
+    };
+    same(tapeflow::jacobian_forward<1>(F, x), "one lane");
+    same(tapeflow::jacobian_forward<4>(F, x), "four lanes");
+    same(tapeflow::jacobian_by_shape(F, x).rows, "by shape");
+    const auto d = tapeflow::derivative(F, x, {1.0, 0.0, 0.0, 0.0});
+    for (std::size_t i = 0; i < d.size(); ++i) CHECK(d[i] == along_x0[i]);
+}
+
 TEST_CASE("derivative is J v: against the reverse Jacobian and the one-output form") {
     const std::vector<double> x{0.3, -1.2, 2.0, 0.7}, v{1.0, -0.5, 0.25, 2.0};
     const auto J = tapeflow::jacobian(model, x);

@@ -281,6 +281,25 @@ TEST_CASE("hessian: pow(x, y) where the exponent is 0 keeps the mixed derivative
     CHECK(close(g[1], std::log(tiny), 1e-15, 0));  // x^y ln x
 }
 
+TEST_CASE("hessian: an infinite partial (sqrt at 0) leaves the other rows finite", "[hessian]") {
+    // g = x0^2 + x1 sqrt(x2) at x2 = 0: dg/dx1 = sqrt(x2) depends on x2 alone,
+    // so H[1][0] = H[1][1] = 0; H[1][2] = 1 / (2 sqrt(x2)) = inf. The Duals
+    // of the recording multiplied sqrt's inf partial by a tangent of 0 (a
+    // NaN in row 1, and H[1][0] != H[0][1]). Row 2 is the derivative of
+    // dg/dx2 = inf, not checked (NaN where the tangent meets that inf).
+    const auto g = [](const auto& x) { return x[0] * x[0] + x[1] * sqrt(x[2]); };
+    for (const auto& h : {tapeflow::hessian<1>(g, {1.0, 1.0, 0.0}), tapeflow::hessian<4>(g, {1.0, 1.0, 0.0})}) {
+        CHECK(h[0] == std::vector<double>{2.0, 0.0, 0.0});
+        CHECK(h[1][0] == 0.0);
+        CHECK(h[1][1] == 0.0);
+        CHECK(h[1][2] == std::numeric_limits<double>::infinity());
+    }
+    const std::vector<double> hv = tapeflow::hessian_vector_product(g, std::vector<double>{1.0, 1.0, 0.0},
+                                                                    std::vector<double>{1.0, 1.0, 0.0});
+    CHECK(hv[0] == 2.0);
+    CHECK(hv[1] == 0.0);
+}
+
 TEST_CASE("hessian: a spilling tape gives the Hessian of the in-memory one, bit for bit", "[hessian]") {
     using D = tapeflow::basic_dual<double, 4>;
     using R = tapeflow::basic_real<D>;

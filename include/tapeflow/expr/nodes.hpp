@@ -94,6 +94,30 @@ TAPEFLOW_ALWAYS_INLINE constexpr T clone(const T& x) {
         return x;
 }
 
+/// Whether Op's partial derivative can be inf or NaN where its value is
+/// finite: sqrt, cbrt, asin, acos and acosh at the ends of their domain, pow
+/// at a base of 0, atan2 and hypot at (0, 0). (Elsewhere a non-finite
+/// partial comes with a non-finite value: log at 0, a quotient by 0, an
+/// overflow.) Declared beside each such op.
+template <class Op>
+struct nonfinite_partials : std::false_type {};
+
+/// The sink a node pushes its operands into: the sink itself, except that a
+/// forward-mode tangent sink under an op with nonfinite_partials leaves out
+/// the lanes of tangent 0 (dual.hpp: inf * 0 would be a NaN there, where the
+/// reverse sweep adds nothing). Recording into a tape is never changed.
+template <class Sink>
+struct masking_sink {
+    static TAPEFLOW_ALWAYS_INLINE Sink& of(Sink& sink) noexcept { return sink; }
+};
+template <class Op, class Sink>
+TAPEFLOW_ALWAYS_INLINE decltype(auto) sink_under(Sink& sink) noexcept {
+    if constexpr (nonfinite_partials<Op>::value)
+        return masking_sink<Sink>::of(sink);
+    else
+        return (sink);
+}
+
 template <class Op, class A>
 struct unary_expr : expression<unary_expr<Op, A>> {
     using scalar_type = typename A::scalar_type;
@@ -112,7 +136,10 @@ struct unary_expr : expression<unary_expr<Op, A>> {
 
     template <class Sink>
     TAPEFLOW_ALWAYS_INLINE void push(Sink& sink, scalar_type w) const {
-        if constexpr (A::leaf_count != 0) a.push(sink, w * Op::d(a.value(), v));
+        if constexpr (A::leaf_count != 0) {
+            auto&& s = sink_under<Op>(sink);
+            a.push(s, w * Op::d(a.value(), v));
+        }
     }
 };
 
@@ -136,8 +163,9 @@ struct binary_expr : expression<binary_expr<Op, A, B>> {
 
     template <class Sink>
     TAPEFLOW_ALWAYS_INLINE void push(Sink& sink, scalar_type w) const {
-        if constexpr (A::leaf_count != 0) a.push(sink, w * Op::d_a(a.value(), b.value(), v));
-        if constexpr (B::leaf_count != 0) b.push(sink, w * Op::d_b(a.value(), b.value(), v));
+        auto&& s = sink_under<Op>(sink);
+        if constexpr (A::leaf_count != 0) a.push(s, w * Op::d_a(a.value(), b.value(), v));
+        if constexpr (B::leaf_count != 0) b.push(s, w * Op::d_b(a.value(), b.value(), v));
     }
 };
 
@@ -165,9 +193,10 @@ struct ternary_expr : expression<ternary_expr<Op, A, B, C>> {
     template <class Sink>
     TAPEFLOW_ALWAYS_INLINE void push(Sink& sink, scalar_type w) const {
         const scalar_type x = a.value(), y = b.value(), z = c.value();
-        if constexpr (A::leaf_count != 0) a.push(sink, w * Op::d_a(x, y, z, v));
-        if constexpr (B::leaf_count != 0) b.push(sink, w * Op::d_b(x, y, z, v));
-        if constexpr (C::leaf_count != 0) c.push(sink, w * Op::d_c(x, y, z, v));
+        auto&& s = sink_under<Op>(sink);
+        if constexpr (A::leaf_count != 0) a.push(s, w * Op::d_a(x, y, z, v));
+        if constexpr (B::leaf_count != 0) b.push(s, w * Op::d_b(x, y, z, v));
+        if constexpr (C::leaf_count != 0) c.push(s, w * Op::d_c(x, y, z, v));
     }
 };
 

@@ -37,10 +37,14 @@ struct sqrt_op {
     template <class S> static S value(S x) { return sqrt(x); }
     template <class S> static S d(S, S r) { return S(0.5) / r; }
 };
+template <>
+struct nonfinite_partials<sqrt_op> : std::true_type {};  // see expr/nodes.hpp
 struct cbrt_op {
     template <class S> static S value(S x) { return cbrt(x); }
     template <class S> static S d(S, S r) { return S(1) / (S(3) * r * r); }
 };
+template <>
+struct nonfinite_partials<cbrt_op> : std::true_type {};  // see expr/nodes.hpp
 struct exp_op {
     template <class S> static S value(S x) { return exp(x); }
     template <class S> static S d(S, S r) { return r; }
@@ -85,10 +89,14 @@ struct asin_op {
     template <class S> static S value(S x) { return asin(x); }
     template <class S> static S d(S x, S) { return S(1) / sqrt((S(1) - x) * (S(1) + x)); }
 };
+template <>
+struct nonfinite_partials<asin_op> : std::true_type {};  // see expr/nodes.hpp
 struct acos_op {
     template <class S> static S value(S x) { return acos(x); }
     template <class S> static S d(S x, S) { return S(-1) / sqrt((S(1) - x) * (S(1) + x)); }
 };
+template <>
+struct nonfinite_partials<acos_op> : std::true_type {};  // see expr/nodes.hpp
 struct atan_op {
     template <class S> static S value(S x) { return atan(x); }
     template <class S> static S d(S x, S) { return S(1) / (S(1) + x * x); }
@@ -122,6 +130,8 @@ struct acosh_op {
     template <class S> static S value(S x) { return acosh(x); }
     template <class S> static S d(S x, S) { return S(1) / (sqrt(x - S(1)) * sqrt(x + S(1))); }
 };
+template <>
+struct nonfinite_partials<acosh_op> : std::true_type {};  // see expr/nodes.hpp
 struct atanh_op {
     template <class S> static S value(S x) { return atanh(x); }
     template <class S> static S d(S x, S) { return S(1) / ((S(1) - x) * (S(1) + x)); }
