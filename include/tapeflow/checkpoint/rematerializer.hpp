@@ -102,6 +102,7 @@ private:
         std::size_t tape_bytes = 0;
         double cost = 0;  // seconds to record
         bool communicates = false;  // its function made MPI calls: never dropped
+        int sweeping = 0;           // its tape is being swept: never dropped then
         std::uint64_t last_used = 0;
         std::shared_ptr<shared> shared_state;
 
@@ -144,7 +145,10 @@ private:
                     // a region that communicates (tapeflow/mpi.hpp) keeps its tape:
                     // recording it again in the sweep would send messages that the
                     // other processes, which kept theirs, do not expect
-                    if (!p || !p->tape || p->communicates) continue;
+                    // nor does a region whose tape is being swept: a region
+                    // inside it, recorded again, must not free that tape
+                    // under the sweep (nor uncount one not yet counted)
+                    if (!p || !p->tape || p->communicates || p->sweeping != 0) continue;
                     const double staleness = double(clock - p->last_used + 1);
                     const double score = p->cost / (double(p->tape_bytes) * staleness);
                     if (!victim || score < lowest) {
@@ -170,14 +174,20 @@ private:
         // region being swept may exceed the budget for its sweep.
         void reverse(region_tape& r, const Scalar* y_bar, Scalar* x_bar) {
             touch(r);
-            if (r.tape) {
-                r.tape->sweep(y_bar, x_bar);
-                return;
+            const bool held = r.tape != nullptr;
+            if (!held) {
+                record(r, stats.rerecord_seconds);
+                ++stats.rerecorded;
             }
-            record(r, stats.rerecord_seconds);
-            ++stats.rerecorded;
-            r.tape->sweep(y_bar, x_bar);
-            hold(r);
+            {
+                struct sweep_mark {  // also when the sweep throws
+                    region_tape& region;
+                    explicit sweep_mark(region_tape& x) : region(x) { ++region.sweeping; }
+                    ~sweep_mark() { --region.sweeping; }
+                } mark(r);
+                r.tape->sweep(y_bar, x_bar);
+            }
+            if (!held) hold(r);
         }
     };
 
