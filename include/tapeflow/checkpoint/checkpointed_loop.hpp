@@ -89,6 +89,7 @@
 #include <vector>
 
 #include "../error.hpp"
+#include "../expr/std_math.hpp"
 #include "../real.hpp"
 #include "binomial.hpp"
 #include "state_function.hpp"
@@ -468,7 +469,9 @@ private:
     static fingerprint fingerprint_of(const V& v) {
         fingerprint f;
         for (std::size_t i = 0; i < v.size(); ++i) {
-            const double term = (1.0 + double(i % 8) / 8) * double(value_of(v[i]));
+            // the number inside a Real of Duals too (a checkpointed loop on a
+            // second-order tape)
+            const double term = (1.0 + double(i % 8) / 8) * double(detail::innermost_value(v[i]));
             f.sum += term;
             f.magnitude += std::fabs(term);
         }
@@ -480,7 +483,9 @@ private:
     static bool same(double recorded, const fingerprint& now, bool exact) {
         if (recorded == now.sum || (std::isnan(recorded) && std::isnan(now.sum))) return true;
         if (exact) return false;
-        const double tolerance = std::sqrt(double(std::numeric_limits<Scalar>::epsilon())) * now.magnitude;
+        const double tolerance =
+            std::sqrt(double(std::numeric_limits<decltype(detail::innermost_value(Scalar()))>::epsilon())) *
+            now.magnitude;
         return std::fabs(recorded - now.sum) <= tolerance;
     }
 
