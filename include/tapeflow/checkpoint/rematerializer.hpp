@@ -103,10 +103,16 @@ private:
         double cost = 0;  // seconds to record
         bool communicates = false;  // its function made MPI calls: never dropped
         int sweeping = 0;           // its tape is being swept: never dropped then
+        bool counted = false;       // its tape_bytes are in held_bytes
         std::uint64_t last_used = 0;
         std::shared_ptr<shared> shared_state;
 
         void reverse(const Scalar* y_bar, Scalar* x_bar) { shared_state->reverse(*this, y_bar, x_bar); }
+        // Destroyed with its entry (a reset, or an outer region's tape
+        // dropped): its tape leaves held_bytes.
+        ~region_tape() {
+            if (counted && shared_state) shared_state->stats.held_bytes -= tape_bytes;
+        }
         std::size_t bytes() const noexcept { return input.size() * sizeof(Scalar); }  // held by the entry
     };
 
@@ -134,6 +140,7 @@ private:
         // Counts r's tape and drops the lowest-scoring tapes over the budget.
         void hold(region_tape& r) {
             stats.held_bytes += r.tape_bytes;
+            r.counted = true;
             while (stats.held_bytes > budget) {
                 region_tape* victim = nullptr;
                 double lowest = 0;
@@ -165,7 +172,8 @@ private:
 
         void drop(region_tape& r) {
             r.tape.reset();
-            stats.held_bytes -= r.tape_bytes;
+            if (r.counted) stats.held_bytes -= r.tape_bytes;
+            r.counted = false;
             r.tape_bytes = 0;
         }
 

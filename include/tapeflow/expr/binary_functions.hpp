@@ -46,23 +46,17 @@ struct atan2_op {
         return h == 0 ? S(0) : -y / h / h;
     }
 };
-template <>
-struct nonfinite_partials<atan2_op> : std::true_type {};  // see expr/nodes.hpp
 struct hypot_op {
     template <class S> static S value(S a, S b) { return hypot(a, b); }
     template <class S> static S d_a(S a, S, S r) { return r == 0 ? S(0) : a / r; }
     template <class S> static S d_b(S, S b, S r) { return r == 0 ? S(0) : b / r; }
 };
-template <>
-struct nonfinite_partials<hypot_op> : std::true_type {};  // see expr/nodes.hpp
 struct hypot3_op {
     template <class S> static S value(S a, S b, S c) { return hypot(a, b, c); }
     template <class S> static S d_a(S a, S, S, S r) { return r == 0 ? S(0) : a / r; }
     template <class S> static S d_b(S, S b, S, S r) { return r == 0 ? S(0) : b / r; }
     template <class S> static S d_c(S, S, S c, S r) { return r == 0 ? S(0) : c / r; }
 };
-template <>
-struct nonfinite_partials<hypot3_op> : std::true_type {};  // see expr/nodes.hpp
 // fmin/fmax: NaN arguments are ignored; ties go to the first argument.
 struct fmin_op {
     template <class S> static bool first(S a, S b) { return isnan(b) || (!isnan(a) && a <= b); }

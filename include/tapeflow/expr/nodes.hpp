@@ -94,11 +94,14 @@ TAPEFLOW_ALWAYS_INLINE constexpr T clone(const T& x) {
         return x;
 }
 
-/// Whether Op's partial derivative can be inf or NaN where its value is
-/// finite: sqrt, cbrt, asin, acos and acosh at the ends of their domain, pow
-/// at a base of 0, atan2 and hypot at (0, 0). (Elsewhere a non-finite
-/// partial comes with a non-finite value: log at 0, a quotient by 0, an
-/// overflow.) Declared beside each such op.
+/// Whether Op's partial derivative is inf at a finite value at an end of its
+/// domain: sqrt, cbrt, asin, acos and acosh there, pow at a base of 0.
+/// (atan2 and hypot define theirs as 0 at the origin; log at 0 and a
+/// quotient by 0 have a non-finite value too.) Not covered: a partial that
+/// overflows while the value is finite (a division by a subnormal number,
+/// log of one, a product of large partials along a path): forward mode can
+/// give a NaN there, where a reverse sweep skips a zero adjoint. Declared
+/// beside each such op.
 template <class Op>
 struct nonfinite_partials : std::false_type {};
 
