@@ -184,16 +184,20 @@ std::complex<basic_real<S>> sqrt(const std::complex<basic_real<S>>& z) {
 }
 
 namespace detail {
-/// log w for |w| >= 1 (the callers' arguments), given p = Re w - 1 computed
-/// without cancellation: log |w| as log1p(|w|^2 - 1) / 2 with
-/// |w|^2 - 1 = p (2 + p) + (Im w)^2 keeps the digits of a w near 1 that
-/// log |w| would round away. arg w is std::log's (signed zeros included).
-template <class S>
-std::complex<basic_real<S>> log_near_one(const std::complex<basic_real<S>>& w, const basic_real<S>& p) {
+/// log w for |w| >= 1 (the callers' arguments). Near 1 (both parts of w - 1
+/// under 1/2 in size), log |w| as log1p(|w|^2 - 1) / 2 with
+/// |w|^2 - 1 = p (2 + p) + (Im w)^2, where p = Re w - 1 comes from
+/// `re_w_minus_1()`, computed by the caller without cancellation: this keeps
+/// the digits of a w near 1 that log |w| would round away. Elsewhere
+/// std::log: p^2 could overflow where |w| does not, and p, a complex
+/// division, is not taped for nothing. arg w is std::log's either way
+/// (signed zeros included).
+template <class S, class P>
+std::complex<basic_real<S>> log_near_one(const std::complex<basic_real<S>>& w, P re_w_minus_1) {
     using R = basic_real<S>;
     const R q = w.imag();
-    // away from 1, std::log's |w| (p^2 would overflow where |w| does not)
-    if (!(abs(p) < 0.5 && abs(q) < 0.5)) return std::log(w);
+    if (!(abs(w.real() - 1.0) < 0.5 && abs(q) < 0.5)) return std::log(w);
+    const R p = re_w_minus_1();
     return std::complex<R>(R(0.5 * log1p(p * (2.0 + p) + q * q)), R(atan2(q, w.real())));
 }
 }  // namespace detail
@@ -222,7 +226,7 @@ std::complex<basic_real<S>> acosh(const std::complex<basic_real<S>>& z) {
     // on [-1, 1] the real part is 0: log |w| gives it up to the rounding of
     // |w| (0 or +-1e-16, as before), the log1p form about 1e-17 off
     if (z.imag() == 0.0 && abs(z.real()) <= 1.0) return R(2) * std::log(s1 + s2);
-    return R(2) * detail::log_near_one(s1 + s2, R((h / (s1 + R(1))).real() + s2.real()));
+    return R(2) * detail::log_near_one(s1 + s2, [&] { return R((h / (s1 + R(1))).real() + s2.real()); });
 }
 template <class S>
 std::complex<basic_real<S>> asinh(const std::complex<basic_real<S>>& z) {
@@ -235,7 +239,7 @@ std::complex<basic_real<S>> asinh(const std::complex<basic_real<S>>& z) {
     const std::complex<R> z2(R((x - y) * (x + y)), R(2.0 * x * y));
     const std::complex<R> s = sqrt(std::complex<R>(R(z2.real() + 1.0), z2.imag()));
     if (x == 0.0) return std::log(s + z);  // the real part 0 on [-i, i]: as acosh on [-1, 1]
-    return detail::log_near_one(s + z, R(x + (z2 / (s + R(1))).real()));
+    return detail::log_near_one(s + z, [&] { return R(x + (z2 / (s + R(1))).real()); });
 }
 template <class S>
 std::complex<basic_real<S>> asin(const std::complex<basic_real<S>>& z) {

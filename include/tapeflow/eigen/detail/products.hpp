@@ -72,7 +72,6 @@ TAPEFLOW_NOINLINE void add_product(Eigen::Index rows, Eigen::Index cols, Eigen::
     using Eigen::Index;
     using namespace Eigen::internal;
     if (rows == 0 || cols == 0 || depth == 0) return;
-    const Index b_increment = RhsOrder == Eigen::ColMajor ? 1 : b_stride;  // down a column of B
     if (depth == 1) {  // an outer product
         const Index a_increment = LhsOrder == Eigen::ColMajor ? 1 : a_stride;
         const Index b_next = RhsOrder == Eigen::ColMajor ? b_stride : 1;  // along the row of B
@@ -83,6 +82,7 @@ TAPEFLOW_NOINLINE void add_product(Eigen::Index rows, Eigen::Index cols, Eigen::
         return;
     }
     if (cols == 1) {
+        const Index b_increment = RhsOrder == Eigen::ColMajor ? 1 : b_stride;  // down the column of B
         if constexpr (LhsOrder == Eigen::ColMajor) {
             general_matrix_vector_product<Index, S, const_blas_data_mapper<S, Index, Eigen::ColMajor>,
                                           Eigen::ColMajor, false, S,
