@@ -880,8 +880,8 @@ TEST_CASE("the reverse rule is not called when every output adjoint is 0") {
 }
 
 TEST_CASE("not recording, or no active input: outputs become passive and nothing is taped") {
+    int live = 0;  // before the tape: its entries count down when it is destroyed
     tapeflow::tape t;
-    int live = 0;
     t.start_recording();
     Real x = 1.25;
     t.register_input(x);
@@ -1360,8 +1360,8 @@ TEST_CASE("sweep(from, to) and reset(position) with entries before and after the
 }
 
 TEST_CASE("many recordings on one tape: entries are freed by each reset and the table is reused") {
+    int live = 0;  // before the tape: its entries count down when it is destroyed
     tapeflow::tape t(tapeflow_test::tape_options(1024));
-    int live = 0;
     for (int n = 0; n < 50; ++n) {
         const double xv = 0.1 + 0.02 * n;
         t.reset();
@@ -1463,8 +1463,8 @@ TEST_CASE("taping fails when the entry opens a tile (progress callback throws): 
             throw cancelled{};
         }
     };
+    int live = 0;  // before the tape: its entries count down when it is destroyed
     tapeflow::tape t(o);
-    int live = 0;
     t.start_recording();
     Real x = 0.9;
     t.register_input(x);
@@ -1534,8 +1534,8 @@ TEST_CASE("misuse from a reverse rule: sweeping, resetting, recording or seeding
     tapeflow_test::temp_directory dir;
     auto o = tapeflow_test::tape_options(1024, streaming, streaming ? 2 * 1024 : unlimited, true);
     o.spill_directory = dir.path();
+    int live = 0;  // before the tape: its entries count down when it is destroyed
     tapeflow::tape t(o);
-    int live = 0;
     bool sweeping_seen = false;
     auto record = [&](bool misuse) {
         t.start_recording();
@@ -1584,8 +1584,8 @@ TEST_CASE("misuse from a reverse rule: sweeping, resetting, recording or seeding
 }
 
 TEST_CASE("misuse throws usage_error") {
+    int live = 0;  // before the tape: its entries count down when it is destroyed
     tapeflow::tape t;
-    int live = 0;
     t.start_recording();
     Real x = 0.5;
     t.register_input(x);
@@ -1682,8 +1682,8 @@ TEST_CASE("the same variable as an output twice is refused also when nothing is 
     // the last value, and the same program throws once its inputs are active.
     // (Fails with the header of commit c2b1aa0: the check runs only when an
     // entry is taped.)
+    int live = 0;  // before the tape: its entries count down when it is destroyed
     tapeflow::tape t;
-    int live = 0;
     Real y = 7.0;
     tapeflow::custom_adjoint op(t);
     SECTION("the tape is not recording") {
