@@ -698,32 +698,3 @@ TEST_CASE("checkpointed_loop: a random generator as the passive part replays its
                   x) == plain);
     }
 }
-
-TEST_CASE("checkpointed_loop on a tape of Duals: the Hessian of plain taping, also with debug checks", "[checkpoint]") {
-    // The debug checks' fingerprint converted the state's values to double,
-    // which a Dual is not: tapeflow::hessian of a checkpointed loop did not
-    // compile without NDEBUG (the AddressSanitizer build compiles this).
-    const auto step = [](auto& w) {
-        for (std::size_t i = 1; i < w.size(); ++i) w[i] = w[i] + 0.3 * sin(w[i - 1]) * w[i];
-        w[0] = w[0] * w[w.size() - 1];
-    };
-    const auto plain = [&](const auto& v) {
-        using T = typename std::decay_t<decltype(v)>::value_type;
-        std::vector<T> s(v);
-        for (int k = 0; k < 7; ++k) step(s);
-        return T(s[0] * s[1] + s[2] * s[3]);
-    };
-    const auto checkpointed = [&](const auto& v) {
-        using T = typename std::decay_t<decltype(v)>::value_type;
-        std::vector<T> s(v);
-        tapeflow::checkpointed_loop(7, s, [&](auto& w) { step(w); }, 2);
-        return T(s[0] * s[1] + s[2] * s[3]);
-    };
-    const std::vector<double> x{0.3, -0.5, 0.8, 0.4};
-    const auto want = tapeflow::hessian(plain, x), got = tapeflow::hessian(checkpointed, x);
-    for (std::size_t i = 0; i < x.size(); ++i)
-        for (std::size_t j = 0; j < x.size(); ++j) {
-            INFO("H[" << i << "][" << j << "]");
-            CHECK(std::fabs(got[i][j] - want[i][j]) <= 1e-13 * (1 + std::fabs(want[i][j])));
-        }
-}
