@@ -280,3 +280,81 @@ TEST_CASE("std::complex<Real> on a streaming tape that spills gives the gradient
     CHECK(spilling.statistics().tiles_spilled > 0);
     CHECK(spilled == in_memory);  // the same records: the same bits
 }
+
+TEST_CASE("quotients of std::complex<Real> far out: the values of complex<double>, derivatives 1/w and -q/w") {
+    // The standard library's generic quotient divides by |w|^2, which
+    // overflows from |w| about 1e154 and underflows below 1e-154 (NaN, inf
+    // or 0 where complex<double> is finite); tapeflow's is Smith's.
+    using cl = std::complex<long double>;
+    const std::vector<std::pair<cd, cd>> cases{{{1e300, 1e300}, {3e300, 4e300}}, {{1.0, 0.0}, {1e-170, 1e-170}},
+                                               {{1.0, 2.0}, {3e300, 4e300}},    {{-2e-160, 3e-161}, {5e-170, -1e-169}},
+                                               {{0.7, -0.4}, {0.3, -1.6}},     {{0.7, -0.4}, {1.3, 0.6}}};
+    for (const auto& [z, w] : cases) {
+        INFO("z = " << z << ", w = " << w);
+        const cd want = z / w;
+        const cl zl(z.real(), z.imag()), wl(w.real(), w.imag());
+        const cl dz = 1.0L / wl, dw = -(zl / wl) / wl;  // dq/dz, dq/dw
+        // d Re q / d(a, b, c, d) and d Im q / d(a, b, c, d), z = a + i b, w = c + i d
+        const long double by_hand[2][4] = {{dz.real(), -dz.imag(), dw.real(), -dw.imag()},
+                                           {dz.imag(), dz.real(), dw.imag(), dw.real()}};
+        for (int part = 0; part < 2; ++part) {
+            const auto [value, gradient] = tapeflow::value_and_gradient(
+                [&](const std::vector<Real>& x) {
+                    const std::complex<Real> q = std::complex<Real>(x[0], x[1]) / std::complex<Real>(x[2], x[3]);
+                    return Real(part == 0 ? q.real() : q.imag());
+                },
+                std::vector<double>{z.real(), z.imag(), w.real(), w.imag()});
+            CHECK(tapeflow_test::close(value, part == 0 ? want.real() : want.imag(), 1e-14, 1e-320));
+            for (int i = 0; i < 4; ++i) {
+                // dq/dw = -q / w past the range of double (1 / w^2 at |w| =
+                // 1e-170): its parts are not double numbers, not checked
+                if (i >= 2 && !std::isfinite(double(std::abs(dw)))) continue;
+                INFO("part " << part << ", d/dx" << i << ": tapeflow " << gradient[i] << ", by hand "
+                             << double(by_hand[part][i]));
+                CHECK(tapeflow_test::close(gradient[i], double(by_hand[part][i]), 1e-13, 1e-320));
+            }
+        }
+        // a Real or a number over a complex<Real>
+        const std::complex<Real> wr(Real(w.real()), Real(w.imag()));
+        const cd over = 1.0 / w;
+        for (const std::complex<Real>& q : {Real(1.0) / wr, 1.0 / wr}) {
+            CHECK(tapeflow_test::close(q.real().value(), over.real(), 1e-14, 1e-320));
+            CHECK(tapeflow_test::close(q.imag().value(), over.imag(), 1e-14, 1e-320));
+        }
+    }
+}
+
+TEST_CASE("tanh and tan of std::complex<Real> far out: finite, the values of complex<double>, derivative sech^2") {
+    // sinh z / cosh z (the standard library's generic tanh) was inf / inf
+    // from |Re z| about 355, and sin z / cos z from |Im z| about 355
+    using cl = std::complex<long double>;
+    for (const cd z : {cd(400.0, 1.0), cd(-360.0, 1.0), cd(25.0, -2.0), cd(19.0, 2.0), cd(3.0, 0.5), cd(0.3, -0.8),
+                       cd(1e-10, 1e-12), cd(0.0, 1.2)}) {
+        for (const bool is_tan : {false, true}) {
+            // tan at i z: the same cases turned onto the other axis
+            const cd at = is_tan ? cd(-z.imag(), z.real()) : z;
+            INFO((is_tan ? "tan(" : "tanh(") << at << ")");
+            const cd want = is_tan ? std::tan(at) : std::tanh(at);
+            const cl al(at.real(), at.imag());
+            const cl c = is_tan ? std::cos(al) : std::cosh(al);
+            const cl d = 1.0L / (c * c);  // f'(z): sech^2 z, sec^2 z
+            for (int part = 0; part < 2; ++part) {
+                const auto [value, gradient] = tapeflow::value_and_gradient(
+                    [&](const std::vector<Real>& x) {
+                        const std::complex<Real> zr(x[0], x[1]);
+                        const std::complex<Real> f = is_tan ? std::tan(zr) : std::tanh(zr);
+                        return Real(part == 0 ? f.real() : f.imag());
+                    },
+                    std::vector<double>{at.real(), at.imag()});
+                REQUIRE(std::isfinite(value));
+                CHECK(tapeflow_test::close(value, part == 0 ? want.real() : want.imag(), 1e-14, 1e-300));
+                // Cauchy-Riemann: d Re / dx = Re f', d Re / dy = -Im f', d Im / dx = Im f', d Im / dy = Re f'
+                const double by_hand[2][2] = {{double(d.real()), double(-d.imag())}, {double(d.imag()), double(d.real())}};
+                for (int i = 0; i < 2; ++i) {
+                    INFO("part " << part << ", d/dx" << i << ": tapeflow " << gradient[i] << ", by hand " << by_hand[part][i]);
+                    CHECK(tapeflow_test::close(gradient[i], by_hand[part][i], 1e-12, 1e-15));
+                }
+            }
+        }
+    }
+}

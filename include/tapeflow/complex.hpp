@@ -23,15 +23,19 @@
 // pow(z, a) and sqrt(z) are tapeflow's own (polar form): the standard
 // library's generic versions take shortcuts on the real or imaginary axis
 // whose result drops a partial derivative there; so are acosh, asinh, asin
-// and acos, which call that sqrt.
+// and acos, which call that sqrt. Quotients (Smith's), tanh and tan are
+// tapeflow's as well: the generic ones overflow far from 0 (below).
 //
 // The value of a complex operation on Real can differ in the last bits from
 // the same operation on complex<double>: for double, the library computes
-// products and quotients with the compiler's complex arithmetic (with
-// scaling for overflow), for Real with the textbook formulas.
+// products with the compiler's complex arithmetic (with scaling for
+// overflow), for Real with the textbook formulas. docs/expressions.md lists
+// what stays generic and loses range or digits (exp near overflow, atan
+// and atanh past |z| 1e154, z /= w).
 #pragma once
 
 #include <complex>
+#include <limits>
 #include <type_traits>
 #include <utility>
 
@@ -102,6 +106,40 @@ TAPEFLOW_COMPLEX_MIXED(-)
 TAPEFLOW_COMPLEX_MIXED(*)
 TAPEFLOW_COMPLEX_MIXED(/)
 #undef TAPEFLOW_COMPLEX_MIXED
+
+/// z / w by Smith's algorithm: with |Re w| >= |Im w|, r = Im w / Re w and
+///   z / w = ((Re z + Im z r) + i (Im z - Re z r)) / (Re w + Im w r)
+/// (the other way round otherwise). The standard library's generic quotient
+/// divides by |w|^2, which overflows from |w| about 1e154 and underflows
+/// below 1e-154: (1e300 + 1e300 i) / (3e300 + 4e300 i) was NaN, 1 / z at
+/// |z| = 1e-170 inf, (1 + 2 i) / (3e300 + 4e300 i) 0, where complex<double>
+/// (which scales) is finite. The same quotient either way, so its
+/// derivatives are the quotient's. (Found by argument-dependent lookup and
+/// more specialized than the standard library's templates, so the
+/// standard library's own functions of complex<Real> use it too; its
+/// member z /= w does not: write z = z / w.)
+template <class S>
+std::complex<basic_real<S>> operator/(const std::complex<basic_real<S>>& z, const std::complex<basic_real<S>>& w) {
+    using R = basic_real<S>;
+    const R &a = z.real(), &b = z.imag(), &c = w.real(), &d = w.imag();
+    if (abs(c) >= abs(d)) {
+        const R r = d / c, den = c + d * r;
+        return std::complex<R>(R((a + b * r) / den), R((b - a * r) / den));
+    }
+    const R r = c / d, den = c * r + d;
+    return std::complex<R>(R((a * r + b) / den), R((b * r - a) / den));
+}
+template <class S>
+std::complex<basic_real<S>> operator/(const basic_real<S>& x, const std::complex<basic_real<S>>& w) {
+    using R = basic_real<S>;
+    const R &c = w.real(), &d = w.imag();
+    if (abs(c) >= abs(d)) {
+        const R r = d / c, den = c + d * r;
+        return std::complex<R>(R(x / den), R(-x * r / den));
+    }
+    const R r = c / d, den = c * r + d;
+    return std::complex<R>(R(x * r / den), R(-x / den));
+}
 
 // Comparisons of values (as the standard library's: both parts equal).
 template <class S, class A, detail::if_complex_partner<S, A> = 0>
@@ -255,6 +293,30 @@ std::complex<basic_real<S>> acos(const std::complex<basic_real<S>>& z) {
     return std::complex<R>(R(half_pi - t.real()), R(-t.imag()));
 }
 
+/// tanh z = (sinh x cosh x + i sin y cos y) / (sinh^2 x + cos^2 y), z = x + i y
+/// (C99's ctanh): the standard library's generic sinh z / cosh z is inf / inf,
+/// NaN, from |x| about 355 (tanh(400 + i)); past the |x| where e^(-2|x|) is
+/// under half an ulp of 1, sign(x) + 4 i sin y cos y e^(-2|x|), which stays
+/// finite (and the real part's derivative, below e^(-2|x|), is 0).
+template <class S>
+std::complex<basic_real<S>> tanh(const std::complex<basic_real<S>>& z) {
+    using R = basic_real<S>;
+    const R &x = z.real(), &y = z.imag();
+    if (abs(x) > 0.5 * 0.6931471805599453 * (std::numeric_limits<S>::digits + 2))
+        return std::complex<R>(R(signbit(x) ? -1.0 : 1.0), R(4.0 * sin(y) * cos(y) * exp(-2.0 * abs(x))));
+    const R sx = sinh(x), cy = cos(y);
+    const R den = sx * sx + cy * cy;
+    return std::complex<R>(R(sx * cosh(x) / den), R(sin(y) * cy / den));
+}
+/// tan z = -i tanh(i z) (the standard library's sin z / cos z was NaN from
+/// |Im z| about 355).
+template <class S>
+std::complex<basic_real<S>> tan(const std::complex<basic_real<S>>& z) {
+    using R = basic_real<S>;
+    const std::complex<R> t = tanh(std::complex<R>(R(-z.imag()), z.real()));
+    return std::complex<R>(t.imag(), R(-t.real()));
+}
+
 /// log10 z = log z / log 10 (the standard library's divides by an
 /// expression of Real, which its operator/ does not take).
 template <class S>
@@ -267,7 +329,8 @@ std::complex<basic_real<S>> log10(const std::complex<basic_real<S>>& z) {
 #ifndef TAPEFLOW_NO_STD_OVERLOADS
 namespace std {
 // std::pow(2.0, z), std::pow(z, 2.5), std::sqrt(z), std::log10(z),
-// std::acosh(z), std::asinh(z), std::asin(z) and std::acos(z), called
+// std::acosh(z), std::asinh(z), std::asin(z), std::acos(z), std::tan(z) and
+// std::tanh(z), called
 // qualified, as for Real (tapeflow/std.hpp): these overloads are more
 // specialized than the standard library's templates. (With
 // TAPEFLOW_NO_STD_OVERLOADS, call them unqualified: std::pow(z, 2.5) would
@@ -279,5 +342,7 @@ using tapeflow::asinh;
 using tapeflow::log10;
 using tapeflow::pow;
 using tapeflow::sqrt;
+using tapeflow::tan;
+using tapeflow::tanh;
 }  // namespace std
 #endif
