@@ -65,6 +65,8 @@ elseif(SANITIZER STREQUAL "address")
   # streaming tests run here), second_order_program_test's tapes of Duals
   # (89 s of CPU to compile here) are recorded and swept by
   # hessian_drivers_test too (51 s; here, with its drivers and refusals),
+  # eigen_second_order_test runs Eigen's algorithms on Duals under the
+  # Hessian drivers, whose tapes hessian_drivers_test sweeps here;
   # parallel_openmp_test is parallel_gradients_test (here) with libgomp:
   # each cost 30-100 s of CPU to compile, and CI must stay well under 30
   # minutes. docs_test reads the docs and the sources, no library code, and
@@ -76,7 +78,8 @@ elseif(SANITIZER STREQUAL "address")
               eigen_entry_point_linear_algebra_test eigen_entry_point_variables_test
               binary_operators_test binary_functions_test unary_functions_test comparisons_test
               special_functions_test std_test dual_test forward_program_test
-              complex_test second_order_program_test parallel_openmp_test docs_test include_layers_test)
+              complex_test second_order_program_test eigen_second_order_test parallel_openmp_test docs_test
+              include_layers_test)
   # --timeout: no test here takes more than about 35 s even under load, so
   # a hang fails in minutes, not at the outer 1500 s limit; the output cap
   # keeps a runaway printer from filling ctest's memory. Not run: the package
