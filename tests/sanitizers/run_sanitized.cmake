@@ -102,42 +102,52 @@ list(APPEND options "-DTAPEFLOW_SANITIZER_SKIPPED_TESTS=${skipped}")
 # must say what failed rather than hold thousands of build lines.
 #
 # The compiler: PREFERRED_COMPILER (clang++ for the address build, where
-# installed: tests/sanitizers/CMakeLists.txt says why) when it configures,
-# that is when it can build and link a program with these flags (the
-# sanitizer runtimes are a package of their own); the project's otherwise.
-function(configure_sanitized_build compiler result)
-  # a build directory left by another compiler is started afresh
-  if(EXISTS ${BINARY_DIR}/CMakeCache.txt)
-    file(STRINGS ${BINARY_DIR}/CMakeCache.txt cached REGEX "^CMAKE_CXX_COMPILER:")
-    if(NOT cached STREQUAL "CMAKE_CXX_COMPILER:FILEPATH=${compiler}"
-       AND NOT cached STREQUAL "CMAKE_CXX_COMPILER:STRING=${compiler}")
-      file(REMOVE_RECURSE ${BINARY_DIR})
-    endif()
-  endif()
-  execute_process(
-    COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${BINARY_DIR} -G ${GENERATOR}
-            -DCMAKE_CXX_COMPILER=${compiler} "-DCMAKE_CXX_FLAGS=${flags}" ${options}
-            -DTAPEFLOW_BUILD_BENCHMARKS=OFF -DTAPEFLOW_SANITIZER_TESTS=OFF
-    OUTPUT_VARIABLE log ERROR_VARIABLE log RESULT_VARIABLE rc)
-  set(${result} ${rc} PARENT_SCOPE)
-  set(configure_log "${log}" PARENT_SCOPE)
-endfunction()
+# installed: tests/sanitizers/CMakeLists.txt says why) when it compiles,
+# links and runs a small program with these flags (its sanitizer runtimes
+# are a package of their own: Debian's libclang-rt-14-dev), checked on every
+# run (a configured build directory no longer tests its compiler); the
+# project's compiler otherwise. The build directory is started afresh only
+# when the chosen compiler changes.
 set(compiler ${CXX_COMPILER})
 if(PREFERRED_COMPILER)
-  configure_sanitized_build(${PREFERRED_COMPILER} rc)
+  set(probe_dir ${BINARY_DIR}-compiler-probe)
+  file(MAKE_DIRECTORY ${probe_dir})
+  file(WRITE ${probe_dir}/probe.cpp "#include <vector>\nint main() { std::vector<int> v(3, 1); return v[2] - 1; }\n")
+  separate_arguments(flag_list UNIX_COMMAND "${flags}")
+  execute_process(COMMAND ${PREFERRED_COMPILER} ${flag_list} ${probe_dir}/probe.cpp -o ${probe_dir}/probe
+                  OUTPUT_VARIABLE probe_log ERROR_VARIABLE probe_log RESULT_VARIABLE rc)
+  if(rc EQUAL 0)
+    execute_process(COMMAND ${probe_dir}/probe OUTPUT_VARIABLE run_log ERROR_VARIABLE run_log RESULT_VARIABLE rc)
+    string(APPEND probe_log "${run_log}")
+  endif()
   if(rc EQUAL 0)
     set(compiler ${PREFERRED_COMPILER})
   else()
-    message(STATUS "${SANITIZER} sanitizer: ${PREFERRED_COMPILER} cannot build with ${flags} (are its sanitizer "
-                   "runtimes installed? Debian: libclang-rt-14-dev); building with ${CXX_COMPILER}")
+    string(LENGTH "${probe_log}" length)
+    if(length GREATER 2000)
+      math(EXPR from "${length} - 2000")
+      string(SUBSTRING "${probe_log}" ${from} -1 probe_log)
+    endif()
+    message(STATUS "${SANITIZER} sanitizer: ${PREFERRED_COMPILER} cannot build and run a program with ${flags} "
+                   "(are its sanitizer runtimes installed? Debian: libclang-rt-14-dev); building with "
+                   "${CXX_COMPILER}. What it said:\n${probe_log}")
+  endif()
+endif()
+# a build directory left by another compiler is started afresh
+if(EXISTS ${BINARY_DIR}/CMakeCache.txt)
+  file(STRINGS ${BINARY_DIR}/CMakeCache.txt cached REGEX "^CMAKE_CXX_COMPILER:")
+  if(NOT cached STREQUAL "CMAKE_CXX_COMPILER:FILEPATH=${compiler}"
+     AND NOT cached STREQUAL "CMAKE_CXX_COMPILER:STRING=${compiler}")
     file(REMOVE_RECURSE ${BINARY_DIR})
   endif()
 endif()
-if(NOT compiler STREQUAL PREFERRED_COMPILER)
-  configure_sanitized_build(${compiler} rc)
-endif()
+execute_process(
+  COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${BINARY_DIR} -G ${GENERATOR}
+          -DCMAKE_CXX_COMPILER=${compiler} "-DCMAKE_CXX_FLAGS=${flags}" ${options}
+          -DTAPEFLOW_BUILD_BENCHMARKS=OFF -DTAPEFLOW_SANITIZER_TESTS=OFF
+  OUTPUT_VARIABLE log ERROR_VARIABLE log RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "configuring the ${SANITIZER} sanitizer build failed:\n${configure_log}")
+  message(FATAL_ERROR "configuring the ${SANITIZER} sanitizer build with ${compiler} failed:\n${log}")
 endif()
 message(STATUS "${SANITIZER} sanitizer: building the tests with ${compiler}")
 execute_process(COMMAND ${CMAKE_COMMAND} --build ${BINARY_DIR} -j2
