@@ -118,26 +118,41 @@ TAPEFLOW_COMPLEX_MIXED(/)
 /// more specialized than the standard library's templates, so the
 /// standard library's own functions of complex<Real> use it too; its
 /// member z /= w does not: write z = z / w.)
+namespace detail {
+/// Smith's scaling of a quotient by w = c + i d: with |c| >= |d|
+/// (real_larger), r = d / c and den = c + d r, else r = c / d and
+/// den = c r + d; no |w|^2 is formed.
+template <class S>
+struct smith_divisor {
+    basic_real<S> r, den;
+    bool real_larger;
+};
+template <class S>
+smith_divisor<S> smith_of(const std::complex<basic_real<S>>& w) {
+    using R = basic_real<S>;
+    const R &c = w.real(), &d = w.imag();
+    if (abs(c) >= abs(d)) {
+        R r = d / c;
+        return {r, R(c + d * r), true};
+    }
+    R r = c / d;
+    return {r, R(c * r + d), false};
+}
+}  // namespace detail
+
 template <class S>
 std::complex<basic_real<S>> operator/(const std::complex<basic_real<S>>& z, const std::complex<basic_real<S>>& w) {
     using R = basic_real<S>;
-    const R &a = z.real(), &b = z.imag(), &c = w.real(), &d = w.imag();
-    if (abs(c) >= abs(d)) {
-        const R r = d / c, den = c + d * r;
-        return std::complex<R>(R((a + b * r) / den), R((b - a * r) / den));
-    }
-    const R r = c / d, den = c * r + d;
+    const R &a = z.real(), &b = z.imag();
+    const auto [r, den, real_larger] = detail::smith_of(w);
+    if (real_larger) return std::complex<R>(R((a + b * r) / den), R((b - a * r) / den));
     return std::complex<R>(R((a * r + b) / den), R((b * r - a) / den));
 }
 template <class S>
 std::complex<basic_real<S>> operator/(const basic_real<S>& x, const std::complex<basic_real<S>>& w) {
     using R = basic_real<S>;
-    const R &c = w.real(), &d = w.imag();
-    if (abs(c) >= abs(d)) {
-        const R r = d / c, den = c + d * r;
-        return std::complex<R>(R(x / den), R(-x * r / den));
-    }
-    const R r = c / d, den = c * r + d;
+    const auto [r, den, real_larger] = detail::smith_of(w);
+    if (real_larger) return std::complex<R>(R(x / den), R(-x * r / den));
     return std::complex<R>(R(x * r / den), R(-x / den));
 }
 

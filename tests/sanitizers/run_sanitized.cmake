@@ -101,6 +101,16 @@ list(APPEND options "-DTAPEFLOW_SANITIZER_SKIPPED_TESTS=${skipped}")
 # of the failed tests: CI shows the head of a failing test's output, which
 # must say what failed rather than hold thousands of build lines.
 #
+# keep_tail(<variable> <n>): the last n characters of the variable's text.
+function(keep_tail variable n)
+  string(LENGTH "${${variable}}" length)
+  if(length GREATER n)
+    math(EXPR from "${length} - ${n}")
+    string(SUBSTRING "${${variable}}" ${from} -1 tail)
+    set(${variable} "${tail}" PARENT_SCOPE)
+  endif()
+endfunction()
+
 # The compiler: PREFERRED_COMPILER (clang++ for the address build, where
 # installed: tests/sanitizers/CMakeLists.txt says why) when it compiles,
 # links and runs a small program with these flags (its sanitizer runtimes
@@ -123,11 +133,7 @@ if(PREFERRED_COMPILER)
   if(rc EQUAL 0)
     set(compiler ${PREFERRED_COMPILER})
   else()
-    string(LENGTH "${probe_log}" length)
-    if(length GREATER 2000)
-      math(EXPR from "${length} - 2000")
-      string(SUBSTRING "${probe_log}" ${from} -1 probe_log)
-    endif()
+    keep_tail(probe_log 2000)
     message(STATUS "${SANITIZER} sanitizer: ${PREFERRED_COMPILER} cannot build and run a program with ${flags} "
                    "(are its sanitizer runtimes installed? Debian: libclang-rt-14-dev); building with "
                    "${CXX_COMPILER}. What it said:\n${probe_log}")
@@ -154,11 +160,7 @@ execute_process(COMMAND ${CMAKE_COMMAND} --build ${BINARY_DIR} -j2
                 OUTPUT_FILE ${BINARY_DIR}/build.log ERROR_FILE ${BINARY_DIR}/build.log RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   file(READ ${BINARY_DIR}/build.log log)
-  string(LENGTH "${log}" length)
-  if(length GREATER 20000)
-    math(EXPR from "${length} - 20000")
-    string(SUBSTRING "${log}" ${from} -1 log)
-  endif()
+  keep_tail(log 20000)
   message(FATAL_ERROR "building the tests with the ${SANITIZER} sanitizer failed; the end of "
                       "${BINARY_DIR}/build.log:\n${log}")
 endif()

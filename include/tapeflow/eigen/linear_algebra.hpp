@@ -239,8 +239,8 @@ public:
             if (!(rc > least))
                 throw error(std::string(qr ? "tapeflow::householder_qr: the matrix is rank deficient"
                                            : "tapeflow::partial_piv_lu: the matrix is singular") +
-                            " to working precision (rcond() = " + detail::short_number(double(detail::innermost_value(rc))) +
-                            "; it must be above " + detail::short_number(double(detail::innermost_value(least))) +
+                            " to working precision (rcond() = " + detail::short_number(detail::innermost_value(rc)) +
+                            "; it must be above " + detail::short_number(detail::innermost_value(least)) +
                             "): its solves and their gradients would be inf, NaN or "
                             "meaningless; check the matrix (a repeated row or column), "
                             "remove the dependent columns, or regularize it (A + lambda I, ldlt for a "
