@@ -101,44 +101,14 @@ list(APPEND options "-DTAPEFLOW_SANITIZER_SKIPPED_TESTS=${skipped}")
 # of the failed tests: CI shows the head of a failing test's output, which
 # must say what failed rather than hold thousands of build lines.
 #
-# keep_tail(<variable> <n>): the last n characters of the variable's text.
-function(keep_tail variable n)
-  string(LENGTH "${${variable}}" length)
-  if(length GREATER n)
-    math(EXPR from "${length} - ${n}")
-    string(SUBSTRING "${${variable}}" ${from} -1 tail)
-    set(${variable} "${tail}" PARENT_SCOPE)
-  endif()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/sanitizer_compiler.cmake)  # keep_tail, sanitizer_compiler
 
 # The compiler: PREFERRED_COMPILER (clang++ for the address build, where
-# installed: tests/sanitizers/CMakeLists.txt says why) when it compiles,
-# links and runs a small program with these flags (its sanitizer runtimes
-# are a package of their own: Debian's libclang-rt-14-dev), checked on every
-# run (a configured build directory no longer tests its compiler); the
-# project's compiler otherwise. The build directory is started afresh only
+# installed: tests/sanitizers/CMakeLists.txt says why) when it builds and
+# runs a small program with these flags, else the project's (see
+# sanitizer_compiler.cmake). The build directory is started afresh only
 # when the chosen compiler changes.
-set(compiler ${CXX_COMPILER})
-if(PREFERRED_COMPILER)
-  set(probe_dir ${BINARY_DIR}-compiler-probe)
-  file(MAKE_DIRECTORY ${probe_dir})
-  file(WRITE ${probe_dir}/probe.cpp "#include <vector>\nint main() { std::vector<int> v(3, 1); return v[2] - 1; }\n")
-  separate_arguments(flag_list UNIX_COMMAND "${flags}")
-  execute_process(COMMAND ${PREFERRED_COMPILER} ${flag_list} ${probe_dir}/probe.cpp -o ${probe_dir}/probe
-                  OUTPUT_VARIABLE probe_log ERROR_VARIABLE probe_log RESULT_VARIABLE rc)
-  if(rc EQUAL 0)
-    execute_process(COMMAND ${probe_dir}/probe OUTPUT_VARIABLE run_log ERROR_VARIABLE run_log RESULT_VARIABLE rc)
-    string(APPEND probe_log "${run_log}")
-  endif()
-  if(rc EQUAL 0)
-    set(compiler ${PREFERRED_COMPILER})
-  else()
-    keep_tail(probe_log 2000)
-    message(STATUS "${SANITIZER} sanitizer: ${PREFERRED_COMPILER} cannot build and run a program with ${flags} "
-                   "(are its sanitizer runtimes installed? Debian: libclang-rt-14-dev); building with "
-                   "${CXX_COMPILER}. What it said:\n${probe_log}")
-  endif()
-endif()
+sanitizer_compiler(compiler "${PREFERRED_COMPILER}" "${CXX_COMPILER}" "${flags}" ${BINARY_DIR}-compiler-probe)
 # a build directory left by another compiler is started afresh
 if(EXISTS ${BINARY_DIR}/CMakeCache.txt)
   file(STRINGS ${BINARY_DIR}/CMakeCache.txt cached REGEX "^CMAKE_CXX_COMPILER:")
