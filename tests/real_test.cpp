@@ -95,6 +95,127 @@ TEST_CASE("self-referencing assignments keep the right dependencies") {
     CHECK(r.tape.adjoint(x) == Approx((std::cos(v) + 1) * 6 * 1.5 * 1.5).epsilon(1e-14));
 }
 
+TEST_CASE("+= and -= of an active variable record an update: its operands alone, the identifier kept") {
+    recording r;
+    Real a = 2.0, b = 3.0;
+    r.tape.register_input(a);
+    r.tape.register_input(b);
+    Real s = a * b;  // an assignment: 2 pairs
+    const auto id = s.id();
+    const auto before = r.tape.statistics();
+    s += a * a * b;  // an update: pairs (2ab, a), (a^2, b); s's own partial 1 is not stored
+    CHECK(s.id() == id);
+    auto after = r.tape.statistics();
+    CHECK(after.statements == before.statements + 1);
+    CHECK(after.arguments == before.arguments + 2);
+    CHECK(after.record_bytes == before.record_bytes + 28);  // 2 * (8 + 4) + 4
+    s += 1.5;  // a passive operand: nothing to record
+    s -= Real(4.0);
+    ++s;
+    CHECK(r.tape.statistics().statements == after.statements);
+    CHECK(s.id() == id);
+    s -= s * b;  // s (1 - b): the old s is an operand too
+    s += s;      // 2 s
+    r.tape.register_output(s);
+    r.tape.stop_recording();
+    // s = 2 (ab + a^2 b + 1.5 - 4 + 1) (1 - b)
+    const double va = 2.0, vb = 3.0, inner = va * vb + va * va * vb - 1.5;
+    CHECK(s.value() == 2 * inner * (1 - vb));
+    r.tape.set_adjoint(s, 1.0);
+    r.tape.sweep();
+    CHECK(r.tape.adjoint(a) == Approx(2 * (vb + 2 * va * vb) * (1 - vb)).epsilon(1e-15));
+    CHECK(r.tape.adjoint(b) == Approx(2 * ((va + va * va) * (1 - vb) - inner)).epsilon(1e-15));
+}
+
+TEST_CASE("an update of an input, of a passive variable and of a variable kept from the last recording") {
+    recording r;
+    Real kept = 1.0;
+    r.tape.register_input(kept);
+    kept = kept * 10.0;  // kept over the reset below: a constant of the next recording
+    r.tape.stop_recording();
+    r.tape.reset();
+    r.tape.start_recording();
+    Real x = 1.25, y = -0.5;
+    r.tape.register_input(x);
+    r.tape.register_input(y);
+    const auto x_id = x.id();
+    x += y * y;       // an input updated in place: x keeps its identifier
+    CHECK(x.id() == x_id);
+    Real p = 3.0;     // passive: as p = p + x * y, an assignment that takes an identifier
+    p -= x * y;
+    CHECK(p.is_active());
+    const auto kept_id = kept.id();
+    kept += x;        // an update of kept's identifier, which no record of this recording assigns
+    CHECK(kept.id() == kept_id);
+    Real f = p * kept;
+    r.tape.register_output(f);
+    r.tape.stop_recording();
+    // x1 = x + y^2, p = 3 - x1 y, kept = 10 + x1 (its old value is a constant here), f = p kept;
+    // like an input's, kept's adjoint is that of its old value: df/dkept_old = p
+    const double x1 = 1.25 + 0.25, vp = 3 - x1 * -0.5, vk = 10 + x1;
+    CHECK(f.value() == Approx(vp * vk).epsilon(1e-15));
+    r.tape.set_adjoint(f, 1.0);
+    r.tape.sweep();
+    const double df_dx1 = -(-0.5) * vk + vp;
+    CHECK(r.tape.adjoint(x) == Approx(df_dx1).epsilon(1e-15));
+    CHECK(r.tape.adjoint(y) == Approx(df_dx1 * 2 * -0.5 - x1 * vk).epsilon(1e-15));
+    CHECK(r.tape.adjoint(kept) == Approx(vp).epsilon(1e-15));
+}
+
+TEST_CASE("an update of 17 operands is a long record, swept like a short one") {
+    recording r;
+    std::vector<Real> x(17);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        x[i] = 0.5 + 0.25 * double(i);
+        r.tape.register_input(x[i]);
+    }
+    Real s = x[0] * x[1];
+    const auto before = r.tape.statistics();
+    s -= x[0] * 1.0 + x[1] * 2.0 + x[2] * 3.0 + x[3] * 4.0 + x[4] * 5.0 + x[5] * 6.0 + x[6] * 7.0 +
+         x[7] * 8.0 + x[8] * 9.0 + x[9] * 10.0 + x[10] * 11.0 + x[11] * 12.0 + x[12] * 13.0 +
+         x[13] * 14.0 + x[14] * 15.0 + x[15] * 16.0 + x[16] * 17.0;
+    const auto after = r.tape.statistics();
+    CHECK(after.statements == before.statements + 1);
+    CHECK(after.arguments == before.arguments + 17);
+    CHECK(after.record_bytes == before.record_bytes + 17 * 12 + 8);  // the count in a word of its own
+    r.tape.register_output(s);
+    r.tape.stop_recording();
+    r.tape.set_adjoint(s, 1.0);
+    r.tape.sweep();
+    // s = x0 x1 - sum (i + 1) x_i
+    CHECK(r.tape.adjoint(x[0]) == x[1].value() - 1.0);
+    CHECK(r.tape.adjoint(x[1]) == x[0].value() - 2.0);
+    for (std::size_t i = 2; i < x.size(); ++i) CHECK(r.tape.adjoint(x[i]) == -double(i + 1));
+}
+
+TEST_CASE("update records under vector reverse mode, against forward mode") {
+    // Sums, differences and self-references through += and -=, as a Jacobian
+    // of 10 outputs: reverse (lanes over update records) against forward.
+    const auto F = [](const auto& v) {
+        using T = std::decay_t<decltype(v[0])>;
+        std::vector<T> out;
+        T s = v[0] * v[1];
+        for (int i = 0; i < 10; ++i) {
+            s += v[i % 3] * v[(i + 1) % 3];
+            s -= 0.25 * s * v[2];
+            if (i % 2) s += s;
+            T t = s;
+            t -= v[1];
+            out.push_back(t);
+        }
+        return out;
+    };
+    const std::vector<double> x{0.7, -1.1, 0.4};
+    const auto reverse = tapeflow::jacobian(F, x);
+    const auto forward = tapeflow::jacobian_forward(F, x);
+    REQUIRE(reverse.size() == forward.size());
+    for (std::size_t i = 0; i < reverse.size(); ++i)
+        for (std::size_t j = 0; j < x.size(); ++j) {
+            CAPTURE(i, j);
+            CHECK(reverse[i][j] == Approx(forward[i][j]).epsilon(1e-13));
+        }
+}
+
 TEST_CASE("increment and decrement") {
     recording r;
     Real x = 1.0;

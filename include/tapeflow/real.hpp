@@ -9,9 +9,11 @@
 //
 // Constructing or assigning it from an expression records ONE statement when
 // the active tape is recording and some operand is active; otherwise it just
-// computes the value. Copying records a one-argument statement; moving
-// transfers the identifier and records nothing. Destroying it returns the
-// identifier to the tape for reuse.
+// computes the value. `+=` and `-=` of an active variable record an update:
+// the operands of the right-hand side alone (the old value's partial is 1,
+// tape/record.hpp), nothing for a number. Copying records a one-argument
+// statement; moving transfers the identifier and records nothing. Destroying
+// it returns the identifier to the tape for reuse.
 //
 // There is no implicit conversion to S (`double d = x;` does not compile):
 // write x.value(), which is passive: derivatives do not flow through it.
@@ -22,7 +24,8 @@
 //   tape.register_input(x);
 //   tape.register_input(y);
 //   tapeflow::Real z = x * y + sin(x);   // one record: z <- (y + cos x, x), (x, y)
-//   z += 1;                               // one record: z <- (1, z)
+//   z += x * x;                           // one update record: z += (2x, x)
+//   z += 1;                               // no record: z keeps its identifier
 #pragma once
 
 #include <cstdint>
@@ -109,11 +112,21 @@ public:
         return *this;
     }
 
-    // Compound assignment with an expression or a number: one record each.
+    // Compound assignment with an expression or a number: one record each
+    // (`s += x` of an active s of the recording tape: an update record of
+    // x's operands alone, and none when x is passive; see update()).
     template <class T, std::enable_if_t<detail::is_operand_v<detail::bare_t<T>>, int> = 0>
-    TAPEFLOW_ALWAYS_INLINE basic_real& operator+=(T&& x) { return *this = *this + std::forward<T>(x); }
+    TAPEFLOW_ALWAYS_INLINE basic_real& operator+=(T&& x) {
+        detail::check_not_named<T>();
+        update<false>(x);
+        return *this;
+    }
     template <class T, std::enable_if_t<detail::is_operand_v<detail::bare_t<T>>, int> = 0>
-    TAPEFLOW_ALWAYS_INLINE basic_real& operator-=(T&& x) { return *this = *this - std::forward<T>(x); }
+    TAPEFLOW_ALWAYS_INLINE basic_real& operator-=(T&& x) {
+        detail::check_not_named<T>();
+        update<true>(x);
+        return *this;
+    }
     template <class T, std::enable_if_t<detail::is_operand_v<detail::bare_t<T>>, int> = 0>
     TAPEFLOW_ALWAYS_INLINE basic_real& operator*=(T&& x) { return *this = *this * std::forward<T>(x); }
     template <class T, std::enable_if_t<detail::is_operand_v<detail::bare_t<T>>, int> = 0>
@@ -165,6 +178,49 @@ private:
         else
             drop_identifier();
         value_ = v;
+    }
+
+    // this += x (this -= x when Subtract), recording what this = this + x
+    // would, without this's own slot: while this variable is active on the
+    // recording tape, the old value's partial is exactly 1 and it keeps its
+    // identifier, so only x's operands are recorded, in an update record
+    // (tape/record.hpp), and a passive x records nothing; while it is
+    // passive, the record is x's (negated for -=), as an assignment. A
+    // variable of another tape, or no recording: as this = this + x. The
+    // value is this + x in every case, the same bits.
+    template <bool Subtract, class T>
+    TAPEFLOW_ALWAYS_INLINE void update(const T& x) {
+        tape_type* tape = tape_type::active_if_any();
+        if (tape && tape->is_recording() && (id_ == 0 || tag_ == tape->serial())) {
+            if constexpr (detail::is_passive_v<T>) {
+                value_ = sum<Subtract>(value_, static_cast<Scalar>(x));
+            } else {
+                static_assert(std::is_same_v<typename T::scalar_type, Scalar>,
+                              "tapeflow: operands have different scalar types (e.g. basic_real<float> and "
+                              "basic_real<double>); convert one of them explicitly");
+                decltype(auto) e = detail::capture<Scalar>(x);  // a leaf of a Real, a tree as it is
+                const Scalar v = sum<Subtract>(value_, e.value());
+                if (id_ != 0)
+                    tape->template record_update<Subtract>(id_, e);
+                else
+                    tape->template record<Subtract>(id_, tag_, e);
+                value_ = v;
+            }
+        } else if constexpr (Subtract) {
+            *this = *this - x;
+        } else {
+            *this = *this + x;
+        }
+    }
+
+    // a + b, or a - b when Subtract (as a Scalar: for a Dual scalar the
+    // operators build an expression of Duals)
+    template <bool Subtract>
+    static TAPEFLOW_ALWAYS_INLINE Scalar sum(const Scalar& a, const Scalar& b) noexcept {
+        if constexpr (Subtract)
+            return a - b;
+        else
+            return a + b;
     }
 
     TAPEFLOW_ALWAYS_INLINE void drop_identifier() noexcept {

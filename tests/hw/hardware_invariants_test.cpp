@@ -106,7 +106,7 @@ hardware_config small_config() {
 /// Whether a configuration's tape records into the scratchpad.
 bool streaming_of(const configuration& c) { return c.scratchpad || c.budget != unlimited; }
 
-/// The sum of c[0] .. c[N-1] as ONE statement: a long record when N >= 31.
+/// The sum of c[0] .. c[N-1] as ONE statement: a long record (N >= 16).
 template <std::size_t... I>
 Real sum_of(const std::vector<Real>& c, std::index_sequence<I...>) {
     return (c[I] + ...);

@@ -3,9 +3,10 @@
 // from the rules in the header comment of hardware_model.hpp, with the
 // arithmetic next to it:
 //
-//   record bytes (double)  size(k) = 12k + 4 (k >= 31: 12k + 8), external 8
+//   record bytes (double)  size(k) = 12k + 4 (k >= 16: 12k + 8), external 8
 //   conventional bytes     8 per statement + 12 per pair
-//   adjoint access         8 B SRAM read + 8 B SRAM write (lhs, then each pair)
+//   adjoint access         8 B SRAM read + 8 B SRAM write (lhs, then each pair;
+//                          an update record's lhs: the read only)
 //   miss                   one line (64 B) DRAM read + SRAM write (fill)
 //   re-miss of a line      + write-back: 64 B SRAM read + DRAM write
 //   adjoint lines          identifier * 8 / 64: identifiers 0-7 share line 0

@@ -57,7 +57,8 @@ constexpr int steps = 5;
 // shared coefficient c (every thread reads it: its adjoint is added to by
 // all of them), a per-cell conductivity, a temporary per cell, and a fresh
 // vector `next` per step whose variables get their identifiers inside the
-// workers and are read after the region.
+// workers and are read after the region. The temporary and next[i] take
+// their last terms by += (update records, swept in the workers' segments).
 template <class T, class Loop>
 T heat(const std::vector<T>& x, const Loop& parallel) {
     const T& c = x[0];
@@ -68,8 +69,10 @@ T heat(const std::vector<T>& x, const Loop& parallel) {
         next[cells - 1] = u[cells - 1];
         parallel(1, long(cells) - 1, [&](long il) {
             const std::size_t i = std::size_t(il);
-            T flux = u[i - 1] - 2.0 * u[i] + u[i + 1];
-            next[i] = u[i] + c * x[1 + i] * flux + 0.01 * sin(u[i]);
+            T flux = u[i - 1] - 2.0 * u[i];
+            flux += u[i + 1];
+            next[i] = u[i] + c * x[1 + i] * flux;
+            next[i] += 0.01 * sin(u[i]);
         });
         u.swap(next);
     }

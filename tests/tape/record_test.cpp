@@ -16,8 +16,9 @@ TEST_CASE("record size: k (partial, identifier) pairs and a 4-byte header, packe
     CHECK(L::size(2) == 28);
     CHECK(L::size(3) == 40);
     CHECK(L::size(7) == 88);
-    CHECK(L::size(30) == 30 * 12 + 4);
-    CHECK(L::size(31) == 31 * 12 + 8);  // long record: the count has its own word
+    CHECK(L::size(15) == 15 * 12 + 4);
+    CHECK(L::size(16) == 16 * 12 + 8);  // long record: the count has its own word
+    CHECK(L::size(31) == 31 * 12 + 8);
     CHECK(record_layout<float>::size(1) == 12);  // 4 + 4 + 4
     CHECK(record_layout<float>::size(3) == 28);  // 3 * 8 + 4
     CHECK(record_layout<long double>::size(1) == sizeof(long double) + 4 + 4);
@@ -44,9 +45,11 @@ TEMPLATE_TEST_CASE("a written record is read back from its end", "", float, doub
     }
 }
 
-TEST_CASE("long records (31 pairs or more) and the largest identifier round-trip") {
+TEST_CASE("long records (16 pairs or more) and the largest identifier round-trip, both kinds") {
     using L = record_layout<double>;
-    for (std::uint32_t k : {30u, 31u, 32u, 200u}) {
+    for (const bool update : {false, true})
+    for (std::uint32_t k : {1u, 15u, 16u, 17u, 30u, 31u, 32u, 200u}) {
+        CAPTURE(update, k);
         std::vector<double> partials(k);
         std::vector<identifier> ids(k);
         for (std::uint32_t i = 0; i < k; ++i) {
@@ -54,10 +57,13 @@ TEST_CASE("long records (31 pairs or more) and the largest identifier round-trip
             ids[i] = 1000 + 7 * i;
         }
         std::vector<std::byte> buffer(L::size(k));
-        L::write(buffer.data(), L::max_identifier, k, partials.data(), ids.data());
+        L::write(buffer.data(), L::max_identifier, k, partials.data(), ids.data(), update);
         const auto h = L::header_before(buffer.data() + buffer.size());
         CHECK(h.lhs == L::max_identifier);
         CHECK(h.count == k);
+        CHECK(h.update == update);
+        CHECK(L::partial(buffer.data(), 0) == partials[0]);
+        CHECK(L::id(buffer.data(), 0) == ids[0]);
         CHECK(L::partial(buffer.data(), k - 1) == partials[k - 1]);
         CHECK(L::id(buffer.data(), k - 1) == ids[k - 1]);
     }
@@ -222,6 +228,7 @@ TEST_CASE("merge_pairs merges repeats and drops passive slots, and the reader wa
     auto h = r.previous();
     CHECK(h.lhs == 4);
     REQUIRE(h.count == 3);
+    CHECK_FALSE(h.update);
     for (std::uint32_t i = 0; i < 3; ++i) {
         CHECK(r.id(i) == ids2[i]);
         CHECK(r.partial(i) == partials2[i]);
@@ -230,6 +237,7 @@ TEST_CASE("merge_pairs merges repeats and drops passive slots, and the reader wa
     h = r.previous();
     CHECK(h.lhs == 0);
     REQUIRE(h.count == 0);
+    CHECK_FALSE(h.update);  // an external entry, not a long update record
     CHECK(r.take_external() == 42);
     REQUIRE(r.more());
     h = r.previous();

@@ -44,7 +44,9 @@
 //
 //   caches: inclusive, fully associative LRU levels of line_bytes lines,
 //   one stack of distances for all (lru_stack.hpp). An adjoint access is a
-//   read-modify-write of one Scalar at the first level; each level it
+//   read-modify-write of one Scalar at the first level (a read for the
+//   lhs of an update record, `s += ...`, which keeps its adjoint; its line
+//   still counts as dirty, a small overestimate); each level it
 //   misses gets the line from the next (DRAM after the last): next level
 //   read + this level written. Every adjoint line is dirty, so each line a
 //   level evicted was written back to the next (this level read + next
@@ -377,7 +379,8 @@ private:
         } else {
             tile_bytes(flow, level, size, 0);  // staged: the scratchpad
         }
-        // conventional: header, identifiers and partials streams
+        // conventional: header, identifiers and partials streams (of the
+        // same records: an update's lhs pair is left out there too)
         const std::uint64_t k = h.count;
         const std::uint64_t conv_bytes = conventional_header_bytes + k * layout::pair_bytes;
         if (is_new) {
@@ -408,10 +411,11 @@ private:
             a.end -= var_bytes;
             read_lines(var_cache_, var, a.line, a.key, a.end, var_bytes);
         }
-        // adjoints: lhs (read, then set to 0), then each pair's target
-        adjoint(flow_cache_, flow, h.lhs);
-        adjoint(conv_cache_, conv, h.lhs);
-        adjoint(var_cache_, var, h.lhs);
+        // adjoints: lhs (read, then set to 0; an update record's is only
+        // read), then each pair's target
+        adjoint(flow_cache_, flow, h.lhs, !h.update);
+        adjoint(conv_cache_, conv, h.lhs, !h.update);
+        adjoint(var_cache_, var, h.lhs, !h.update);
         for (std::uint32_t i = 0; i < h.count; ++i) {
             const identifier id = r.id(i);
             adjoint(flow_cache_, flow, id);
@@ -420,11 +424,12 @@ private:
         }
     }
 
-    // One read-modify-write of adjoint `id` through cache c: at the first
-    // level, with a line filled into each level it missed.
-    void adjoint(cache& c, traffic& t, identifier id) {
+    // One read-modify-write of adjoint `id` through cache c (a read only
+    // when not `written`): at the first level, with a line filled into each
+    // level it missed.
+    void adjoint(cache& c, traffic& t, identifier id, bool written = true) {
         const std::size_t b = context_.adjoint_bytes * context_.lanes;  // one row of lanes
-        on_chip(t, structure_of(0), b, b);
+        on_chip(t, structure_of(0), b, written ? b : 0);
         const std::uint64_t distance = c.stack.access(0, std::uint64_t(id) * b / config_.line_bytes);
         ++c.accesses;
         if (distance != lru_stack::cold) {

@@ -9,7 +9,9 @@
 //
 // A recycled identifier may be the lhs of records already on the tape. That
 // is harmless for a new statement (the sweep zeroes the lhs adjoint when it
-// passes the new record), but not for an input or an output, which get no
+// passes the new record, an assignment: an update record, which does not,
+// comes after the lhs's assignment, or has an lhs that no record assigns),
+// but not for an input or an output, which get no
 // record: the sweep would carry their adjoint into the old statement. So the
 // pool keeps two free lists:
 //

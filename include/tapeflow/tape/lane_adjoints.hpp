@@ -13,7 +13,7 @@
 //               (always 0)                 one row of Lanes scalars per identifier
 //
 //   sweep, per record (lhs; (partial_i, id_i)):
-//     a[l] = row(lhs)[l];  row(lhs)[l] = 0                  for every lane l
+//     a[l] = row(lhs)[l];  row(lhs)[l] = 0 (not for an update record)  for every lane l
 //     row(id_i)[l] += partial_i * a[l]    for the lanes l whose a[l] != 0
 //
 // Lane l computes exactly what a scalar sweep seeded like lane l computes

@@ -21,7 +21,7 @@ struct position {
     std::uint64_t arguments = 0;   ///< (partial, identifier) pairs before this point
     std::uint64_t bytes = 0;       ///< record bytes before this point
     std::size_t regions = 0;       ///< regions opened before this point
-    std::uint64_t long_records = 0;  ///< records with 31 or more pairs before this point
+    std::uint64_t long_records = 0;  ///< records with 16 or more pairs (8-byte header) before this point
     std::uint64_t externals = 0;     ///< external entries (custom adjoints) before this point
     /// Which records the position was taken among: the tape counts up at
     /// every reset, so that a position taken before a reset() (or beyond the

@@ -6,18 +6,30 @@
 // only multiplies and adds:
 //
 //   offset 0          P           2P               kP          kP+4
-//   +-----------+----+-----------+----+- ... -+-------------------+
-//   | partial_1 |id_1| partial_2 |id_2|       | lhs << 5  |  k    |
-//   +-----------+----+-----------+----+- ... -+-------------------+
-//    pair 1 (P = sizeof(S) + 4 bytes)           header: 27 + 5 bits
+//   +-----------+----+-----------+----+- ... -+-------------------------+
+//   | partial_1 |id_1| partial_2 |id_2|       | lhs << 5 | a | k (4 b) |
+//   +-----------+----+-----------+----+- ... -+-------------------------+
+//    pair 1 (P = sizeof(S) + 4 bytes)           header: 27 + 1 + 4 bits
 //
 //   size(k) = k * (sizeof(S) + 4) + 4       double: 1 arg 16 B, 2: 28 B, 3: 40 B
 //
-// A record with k >= 31 stores 31 in the header's k field and the real k in
-// a 4-byte word just before the header (size k * P + 8); such statements
-// (31 or more distinct operands) are rare. Identifiers fit in 27 bits.
+// Two kinds of record, told apart by the header's bit a:
+//   a = 0  an assignment  y = f(x_1..x_k): the sweep reads y's adjoint and
+//          sets it to 0, then adds partial_i * adjoint to each x_i;
+//   a = 1  an update  y += f(x_1..x_k)  (or -=, the partials negated): the
+//          old y's partial is exactly 1, so it is not stored and the sweep
+//          leaves y's adjoint as it is (the adjoint of the new y is that of
+//          the old one); only the pairs of f are added. A compound
+//          assignment `s += a * b` of a variable of the recording tape
+//          records this kind (basic_real::operator+=): one pair and 12
+//          bytes less than `s = s + a * b`, and no store to s's adjoint in
+//          the sweep, so a sum's records do not wait on each other there.
+// A record with k >= 16 stores 0 in the header's k field (with a = 1, which
+// no record of k = 0 has) and the real k, with a in its top bit, in a 4-byte
+// word just before the header (size k * P + 8); such statements (16 or more
+// distinct operands) are rare. Identifiers fit in 27 bits.
 //
-// A record with k = 0 is an EXTERNAL entry (a custom adjoint, see
+// A record with k = 0 (and a = 0) is an EXTERNAL entry (a custom adjoint, see
 // tape/external.hpp): header word 0 (lhs 0, k 0) and, before it, the index of
 // the entry in the tape's table of external entries (8 bytes). No statement
 // records k = 0 (an all-passive statement records nothing), and lhs 0 is the
@@ -88,9 +100,11 @@ inline constexpr std::uint32_t no_generation = ~std::uint32_t(0);
 struct record_header {
     identifier lhs;       ///< identifier the statement assigns
     std::uint32_t count;  ///< k, the number of (partial, identifier) pairs
+    bool update;          ///< an update (`lhs += ...`): the sweep keeps lhs's adjoint
 };
 
-/// Bits of the header word that hold k; the other 27 hold the lhs identifier.
+/// Bits of the header word that hold k and the kind (4 + 1); the other 27
+/// hold the lhs identifier.
 inline constexpr unsigned record_count_bits = 5;
 /// Largest identifier a record header can hold (2^27 - 1): the limit on
 /// variables alive at once (tape/identifier_pool.hpp).
@@ -102,8 +116,13 @@ struct record_layout {
     static_assert(sizeof(Scalar) % 4 == 0, "records are packed at 4-byte granularity");
     static constexpr std::size_t pair_bytes = sizeof(Scalar) + sizeof(identifier);
     static constexpr unsigned count_bits = record_count_bits;
-    /// k field value meaning "the count is in the word before the header".
-    static constexpr std::uint32_t long_count = (1u << count_bits) - 1;
+    /// The header's bit that marks an update record (`lhs += ...`).
+    static constexpr std::uint32_t update_bit = 1u << (count_bits - 1);
+    /// Records of this many pairs or more are long: their count is in the
+    /// word before the header, whose k field is 0 with update_bit set.
+    static constexpr std::uint32_t long_count = update_bit;
+    /// The long count word's bit that marks an update record.
+    static constexpr std::uint32_t long_update_bit = 0x80000000u;
     /// Largest identifier a header can hold.
     static constexpr identifier max_identifier = max_record_identifier;
 
@@ -126,21 +145,27 @@ struct record_layout {
         std::memcpy(at + i * pair_bytes, static_cast<const void*>(&partial), sizeof(Scalar));
         std::memcpy(at + i * pair_bytes + sizeof(Scalar), &id, sizeof(identifier));
     }
-    /// Stores the header of a record of k pairs starting at `at`.
-    static TAPEFLOW_ALWAYS_INLINE void write_header(std::byte* at, identifier lhs, std::uint32_t k) noexcept {
+    /// Stores the header of a record of k pairs starting at `at`: an
+    /// assignment, or an update (`lhs += ...`) when `update`.
+    static TAPEFLOW_ALWAYS_INLINE void write_header(std::byte* at, identifier lhs, std::uint32_t k,
+                                                    bool update = false) noexcept {
         std::byte* h = at + k * pair_bytes;
+        std::uint32_t field = update ? update_bit | k : k;
         if (k >= long_count) {
-            std::memcpy(h, &k, 4);
+            const std::uint32_t count = update ? long_update_bit | k : k;
+            std::memcpy(h, &count, 4);
             h += 4;
+            field = update_bit;
         }
-        const std::uint32_t word = (lhs << count_bits) | (k < long_count ? k : long_count);
+        const std::uint32_t word = (lhs << count_bits) | field;
         std::memcpy(h, &word, 4);
     }
-    /// Writes a whole record at `at` (which must have size(k) bytes); returns its size.
-    static std::size_t write(std::byte* at, identifier lhs, std::uint32_t k,
-                             const Scalar* partials, const identifier* ids) noexcept {
+    /// Writes a whole record at `at` (which must have size(k) bytes), an
+    /// update record when `update`; returns its size.
+    static std::size_t write(std::byte* at, identifier lhs, std::uint32_t k, const Scalar* partials,
+                             const identifier* ids, bool update = false) noexcept {
         for (std::uint32_t i = 0; i < k; ++i) write_pair(at, i, partials[i], ids[i]);
-        write_header(at, lhs, k);
+        write_header(at, lhs, k, update);
         return size(k);
     }
 
@@ -385,11 +410,16 @@ struct record_layout {
     }
 
     /// Reads the header of the record that ends at `end`.
-    static record_header header_before(const std::byte* end) noexcept {
+    static TAPEFLOW_ALWAYS_INLINE record_header header_before(const std::byte* end) noexcept {
         std::uint32_t word;
         std::memcpy(&word, end - 4, 4);
-        record_header h{word >> count_bits, word & long_count};
-        if (TAPEFLOW_UNLIKELY(h.count == long_count)) std::memcpy(&h.count, end - 8, 4);
+        record_header h{word >> count_bits, word & (update_bit - 1), (word & update_bit) != 0};
+        if (TAPEFLOW_UNLIKELY((word & ((1u << count_bits) - 1)) == update_bit)) {  // long
+            std::uint32_t count;
+            std::memcpy(&count, end - 8, 4);
+            h.count = count & ~long_update_bit;
+            h.update = (count & long_update_bit) != 0;
+        }
         return h;
     }
 };

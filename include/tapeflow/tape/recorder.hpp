@@ -2,9 +2,10 @@
 // hands out the identifiers their left-hand sides take.
 //
 // The hot path of the library: every assignment of a basic_real while its
-// tape records ends in record(). It pushes the expression's operands into
-// slots (detail::arg_buffer, below), writes the pairs and the header at the cursor
-// (tape/record.hpp) and steps the cursor on:
+// tape records ends in record(), every `+=` and `-=` of an active one in
+// record_update(); both write(), which pushes the expression's operands
+// into slots (detail::arg_buffer, below), writes the pairs and the header
+// at the cursor (tape/record.hpp) and steps the cursor on:
 //
 //   tile (tile_begin_)                            cursor_          tile_end_
 //   +--------+--------+-------+---- ... ----------+----- free -------+
@@ -91,40 +92,23 @@ public:
     basic_recorder(const basic_recorder&) = delete;
     basic_recorder& operator=(const basic_recorder&) = delete;
 
-    /// Records `lhs = e`: one record with the distinct active operands of
-    /// `e`; `lhs` and `tag` are the variable's identifier and tape serial.
-    template <class E>
+    /// Records `lhs = e` (`lhs = -e` when Negate): one record with the
+    /// distinct active operands of `e`; `lhs` and `tag` are the variable's
+    /// identifier and tape serial.
+    template <bool Negate = false, class E>
     TAPEFLOW_ALWAYS_INLINE void record(identifier& lhs, std::uint32_t& tag, const E& e) {
-        constexpr std::size_t n = E::leaf_count;
-        if constexpr (n == 0) {
-            release(lhs, tag);
-        } else {
-            detail::arg_buffer<Scalar, n> args;
-            if constexpr (debug_checks) {
-                args.expected_tag = serial_;
-                args.pool = &ids_;
-            }
-            e.push(args, Scalar(1));
-            if constexpr (debug_checks) {
-                if (args.foreign_tag != 0) throw_foreign();
-                if (args.gone != 0) throw_gone();
-            }
-            make_room(layout::size(n));  // the most the record can take
-            std::byte* const at = cursor_;
-            if (TAPEFLOW_LIKELY(layout::template distinct_and_active<n>(args.ids))) {
-                // Fast path: every slot becomes a pair, k = n is a constant.
-#pragma GCC unroll 16
-                for (std::size_t i = 0; i < n; ++i) layout::write_pair(at, i, args.partials[i], args.ids[i]);
-                finish_record<n>(lhs, tag, at, std::uint32_t(n));
-                return;
-            }
-            const std::uint32_t k = layout::template merge_pairs<n>(at, args.ids, args.partials);
-            if (TAPEFLOW_UNLIKELY(k == 0)) {  // every operand was passive
-                release(lhs, tag);
-                return;
-            }
-            finish_record<n>(lhs, tag, at, k);
-        }
+        write<false, Negate>(lhs, tag, e);
+    }
+
+    /// Records `lhs += e` (`lhs -= e` when Subtract) for a variable `lhs`
+    /// of this tape (active, its tag this serial): an update record of the
+    /// active operands of `e` alone (tape/record.hpp), their partials
+    /// negated for Subtract. `lhs` keeps its identifier; nothing is recorded
+    /// when `e` has no active operand.
+    template <bool Subtract, class E>
+    TAPEFLOW_ALWAYS_INLINE void record_update(identifier lhs, const E& e) {
+        std::uint32_t tag = serial_;
+        write<true, Subtract>(lhs, tag, e);
     }
 
     /// Makes sure the open tile has `bytes` free (opens the next one if not).
@@ -221,15 +205,57 @@ public:
     }
 
 private:
-    template <std::size_t N>
+    // The record of `e` (its partials negated when Negate): an assignment
+    // to lhs, which then holds an identifier of this tape, or an update of
+    // lhs, which has one (Update). It pushes the expression's operands into
+    // slots, writes the pairs and the header at the cursor and steps the
+    // cursor on; nothing when no operand is active (an assignment's lhs is
+    // released then).
+    template <bool Update, bool Negate, class E>
+    TAPEFLOW_ALWAYS_INLINE void write(identifier& lhs, std::uint32_t& tag, const E& e) {
+        constexpr std::size_t n = E::leaf_count;
+        if constexpr (n == 0) {
+            if constexpr (!Update) release(lhs, tag);
+        } else {
+            detail::arg_buffer<Scalar, n> args;
+            if constexpr (debug_checks) {
+                args.expected_tag = serial_;
+                args.pool = &ids_;
+            }
+            e.push(args, Negate ? Scalar(-1) : Scalar(1));
+            if constexpr (debug_checks) {
+                if (args.foreign_tag != 0) throw_foreign();
+                if (args.gone != 0) throw_gone();
+            }
+            make_room(layout::size(n));  // the most the record can take
+            std::byte* const at = cursor_;
+            if (TAPEFLOW_LIKELY(layout::template distinct_and_active<n>(args.ids))) {
+                // Fast path: every slot becomes a pair, k = n is a constant.
+#pragma GCC unroll 16
+                for (std::size_t i = 0; i < n; ++i) layout::write_pair(at, i, args.partials[i], args.ids[i]);
+                finish_record<Update, n>(lhs, tag, at, std::uint32_t(n));
+                return;
+            }
+            const std::uint32_t k = layout::template merge_pairs<n>(at, args.ids, args.partials);
+            if (TAPEFLOW_UNLIKELY(k == 0)) {  // every operand was passive
+                if constexpr (!Update) release(lhs, tag);
+                return;
+            }
+            finish_record<Update, n>(lhs, tag, at, k);
+        }
+    }
+
+    template <bool Update, std::size_t N>
     TAPEFLOW_ALWAYS_INLINE void finish_record(identifier& lhs, std::uint32_t& tag, std::byte* at,
                                               std::uint32_t k) {
-        if (lhs == 0 || tag != serial_) {
-            if (TAPEFLOW_UNLIKELY(lhs != 0)) release_to_owner(lhs, tag);  // another tape's variable
-            lhs = ids_.acquire();
-            tag = serial_;
+        if constexpr (!Update) {
+            if (lhs == 0 || tag != serial_) {
+                if (TAPEFLOW_UNLIKELY(lhs != 0)) release_to_owner(lhs, tag);  // another tape's variable
+                lhs = ids_.acquire();
+                tag = serial_;
+            }
         }
-        layout::write_header(at, lhs, k);
+        layout::write_header(at, lhs, k, Update);
         cursor_ = at + layout::size(k);
         ++statements_;
         if constexpr (N >= layout::long_count) long_records_ += k >= layout::long_count;
@@ -277,7 +303,7 @@ private:
     std::byte* tile_end_ = nullptr;    // end of the tile being written
     std::byte* tile_begin_ = nullptr;  // start of the tile being written
     std::uint64_t statements_ = 0;
-    std::uint64_t long_records_ = 0;       // records with k >= 31 (8-byte header)
+    std::uint64_t long_records_ = 0;       // records with k >= 16 (8-byte header)
     std::uint64_t bytes_before_tile_ = 0;  // record bytes in the tiles before the current one
     const std::uint32_t serial_;
     identifier_pool ids_;

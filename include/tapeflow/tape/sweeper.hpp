@@ -2,7 +2,7 @@
 //
 // For each record from the last to the first (tape/record.hpp):
 //
-//   a = adjoint[lhs];  adjoint[lhs] = 0;
+//   a = adjoint[lhs];  adjoint[lhs] = 0  (not for an update record, lhs += ...);
 //   if a != 0:  adjoint[id_i] += partial_i * a   for every pair i
 //
 // A record whose lhs adjoint is 0 adds nothing and is stepped over. An
@@ -36,7 +36,7 @@ void sweep_records(const std::byte* begin, const std::byte* end, Scalar* adjoint
     while (r.more()) {
         const record_header h = r.previous();
         const Scalar a = adjoint[h.lhs];
-        adjoint[h.lhs] = Scalar(0);
+        if (!h.update) adjoint[h.lhs] = Scalar(0);
         if (is_zero(a)) {
             // external entries have lhs 0, whose adjoint is always 0
             if (TAPEFLOW_UNLIKELY(h.count == 0)) externals.reverse(r.take_external(), adjoint);
@@ -70,8 +70,10 @@ void sweep_records_private(const std::byte* begin, const std::byte* end, Scalar*
     while (r.more()) {
         const record_header h = r.previous();
         const Scalar a = adjoint[h.lhs] + mine[h.lhs];
-        adjoint[h.lhs] = Scalar(0);
-        mine[h.lhs] = Scalar(0);
+        if (!h.update) {  // an update leaves both parts of the lhs adjoint as they are
+            adjoint[h.lhs] = Scalar(0);
+            mine[h.lhs] = Scalar(0);
+        }
         if (is_zero(a)) continue;
         for (std::uint32_t i = 0; i < h.count; ++i) {
             Scalar& m = mine[r.id(i)];
@@ -82,7 +84,8 @@ void sweep_records_private(const std::byte* begin, const std::byte* end, Scalar*
 }
 
 /// Calls f(id) for every identifier whose adjoint sweep_records can leave
-/// non-zero on these records: the operands (it writes only 0 to a lhs).
+/// non-zero on these records: the operands and the lhs of update records
+/// (it writes only 0 to the lhs of an assignment).
 /// Not the adjoints an external entry's rule writes: they are not in the
 /// records (external entries are stepped over).
 template <class Scalar, class F>
@@ -91,6 +94,7 @@ void swept_identifiers(const std::byte* begin, const std::byte* end, F&& f) {
     while (r.more()) {
         const record_header h = r.previous();
         if (h.count == 0) r.take_external();
+        if (h.update) f(h.lhs);
         for (std::uint32_t i = 0; i < h.count; ++i) f(r.id(i));
     }
 }
@@ -148,7 +152,8 @@ void sweep_lane_records(const std::byte* begin, const std::byte* end, Scalar* ad
             if (TAPEFLOW_UNLIKELY(h.count == 0)) externals.reverse_lanes(r.take_external(), adjoint, Lanes);
             continue;
         }
-        for (std::size_t l = 0; l < Lanes; ++l) row[l] = Scalar(0);
+        if (!h.update)
+            for (std::size_t l = 0; l < Lanes; ++l) row[l] = Scalar(0);
         for (std::uint32_t i = 0; i < h.count; ++i)
             add_lanes<Lanes>(adjoint + std::size_t(r.id(i)) * Lanes, r.partial(i), a);
     }
@@ -170,7 +175,7 @@ void sweep_lane_records_n(const std::byte* begin, const std::byte* end, Scalar* 
         for (std::size_t l = 0; l < lanes; ++l) {
             const Scalar a = row[l];
             if (is_zero(a)) continue;
-            row[l] = Scalar(0);
+            if (!h.update) row[l] = Scalar(0);
             for (std::uint32_t i = 0; i < h.count; ++i) adjoint[std::size_t(r.id(i)) * lanes + l] += r.partial(i) * a;
         }
     }

@@ -692,10 +692,15 @@ private:
     // the only writer of the thread's active tape (activate(), the destructor)
     static basic_tape*& active_slot() noexcept { return detail::active_tape<basic_tape>::slot(); }
 
-    /// Records `lhs = e` (tape/recorder.hpp).
-    template <class E>
+    /// Records `lhs = e` (`lhs = -e` when Negate; tape/recorder.hpp).
+    template <bool Negate = false, class E>
     TAPEFLOW_ALWAYS_INLINE void record(identifier& lhs, std::uint32_t& tag, const E& e) {
-        recorder_.record(lhs, tag, e);
+        recorder_.template record<Negate>(lhs, tag, e);
+    }
+    /// Records `lhs += e` (`-=` when Subtract) for a variable of this tape.
+    template <bool Subtract, class E>
+    TAPEFLOW_ALWAYS_INLINE void record_update(identifier lhs, const E& e) {
+        recorder_.template record_update<Subtract>(lhs, e);
     }
     /// Gives identifier `id` back to the tape whose serial is `tag`; sets it to 0.
     TAPEFLOW_ALWAYS_INLINE void release(identifier& id, std::uint32_t tag) noexcept { recorder_.release(id, tag); }
