@@ -167,10 +167,15 @@ public:
 
 private:
     template <class E>
-    TAPEFLOW_ALWAYS_INLINE void assign(const E& e) {
+    static constexpr void check_scalar() noexcept {
         static_assert(std::is_same_v<typename E::scalar_type, Scalar>,
                       "tapeflow: operands have different scalar types (e.g. basic_real<float> and "
                       "basic_real<double>); convert one of them explicitly");
+    }
+
+    template <class E>
+    TAPEFLOW_ALWAYS_INLINE void assign(const E& e) {
+        check_scalar<E>();
         const Scalar v = e.value();
         tape_type* tape = tape_type::active_if_any();
         if (tape && tape->is_recording())
@@ -195,9 +200,7 @@ private:
             if constexpr (detail::is_passive_v<T>) {
                 value_ = sum<Subtract>(value_, static_cast<Scalar>(x));
             } else {
-                static_assert(std::is_same_v<typename T::scalar_type, Scalar>,
-                              "tapeflow: operands have different scalar types (e.g. basic_real<float> and "
-                              "basic_real<double>); convert one of them explicitly");
+                check_scalar<T>();
                 decltype(auto) e = detail::capture<Scalar>(x);  // a leaf of a Real, a tree as it is
                 const Scalar v = sum<Subtract>(value_, e.value());
                 if (id_ != 0)

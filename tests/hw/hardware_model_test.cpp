@@ -197,6 +197,51 @@ TEST_CASE("(a) direct mode: three records of known k, default configuration") {
     CHECK(c2.peak_on_chip_bytes == 4 * 64);  // H, I, P, A: 256
 }
 
+TEST_CASE("(a) an update record: its lhs adjoint is read, not written") {
+    auto model = std::make_shared<hardware_model>();
+    tapeflow::tape_options o;
+    o.observer = model;
+    tapeflow::tape t(o);
+
+    t.start_recording();
+    Real x1 = 0.5, x2 = 1.5, x3 = -2.0;
+    t.register_input(x1);
+    t.register_input(x2);
+    t.register_input(x3);
+    Real a = x1 * x2;  // an assignment, k = 2: 28 B at [0, 28)
+    a += x3 * x1;      // an update of a, k = 2 (a's own pair not stored): 28 B at [28, 56)
+    t.register_output(a);
+    t.stop_recording();
+    REQUIRE(a.id() == 4);
+    REQUIRE(t.statistics().record_bytes == 56);
+    t.set_adjoint(a, 1.0);
+    t.sweep();
+
+    const tapeflow::layout_summary f = model->tapeflow();
+    // adjoint accesses: the update: lhs 4 (read only) + pairs 3, 1 = 3; the
+    // assignment: lhs 4 + pairs 1, 2 = 3; in all 6, 5 of them written, all
+    // on line 0: 1 cold miss. Tape bytes 0-55: line 0 of the tile, 1 miss.
+    CHECK(f.adjoint_accesses == 6);
+    CHECK(f.adjoint_misses == 1);
+    bytes e;
+    e.dram_written = 56;
+    e.sram_read = 56 + 6 * 8;              // records + adjoint reads = 104
+    e.sram_written = 5 * 8 + 64 + 64;      // adjoint writes + adjoint fill + tape line fill = 168
+    e.dram_read = 64 + 64;                 // adjoint line + tape line = 128
+    check_traffic(f.total, e, "tapeflow totals");
+    // conventional, the same records: 2 x 8 + 4 x 12 = 64 B; streams of 16,
+    // 16 and 32 B, a line each; the same adjoint accesses
+    const tapeflow::layout_summary c = model->conventional();
+    CHECK(c.tape_bytes_written == 64);
+    CHECK(c.adjoint_accesses == 6);
+    bytes ec;
+    ec.dram_written = 64;
+    ec.sram_read = 64 + 6 * 8;             // 112
+    ec.sram_written = 5 * 8 + 64 + 3 * 64;  // 296
+    ec.dram_read = 64 + 3 * 64;            // 256
+    check_traffic(c.total, ec, "conventional totals");
+}
+
 // ---- (b) scratchpad mode --------------------------------------------------------
 
 TEST_CASE("(b) scratchpad, 1024-byte tiles: recording, tile moves, staging, layers") {

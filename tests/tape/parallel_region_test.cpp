@@ -239,7 +239,8 @@ TEST_CASE("a vector sweep through a region gives the analytic rows, as the scala
     std::vector<Real> y(64);
     loop(tape, 3, region_sweep::parallel, 0, long(y.size()), [&](long i) {
         const double w = 0.1 * double(i);
-        y[std::size_t(i)] = x[0] * cos(w * x[1]) + x[2] * x[2] * w;
+        y[std::size_t(i)] = x[0] * cos(w * x[1]);
+        y[std::size_t(i)] += x[2] * x[2] * w;  // an update record, swept with the region's lanes
     });
     Real g = 0.0, h = 0.0;
     for (std::size_t i = 0; i < y.size(); ++i) {

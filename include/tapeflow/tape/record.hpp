@@ -116,11 +116,15 @@ struct record_layout {
     static_assert(sizeof(Scalar) % 4 == 0, "records are packed at 4-byte granularity");
     static constexpr std::size_t pair_bytes = sizeof(Scalar) + sizeof(identifier);
     static constexpr unsigned count_bits = record_count_bits;
+    /// The header's low count_bits bits: the kind and k.
+    static constexpr std::uint32_t field_mask = (1u << count_bits) - 1;
     /// The header's bit that marks an update record (`lhs += ...`).
     static constexpr std::uint32_t update_bit = 1u << (count_bits - 1);
     /// Records of this many pairs or more are long: their count is in the
-    /// word before the header, whose k field is 0 with update_bit set.
+    /// word before the header, whose field is then long_field.
     static constexpr std::uint32_t long_count = update_bit;
+    /// The field of a long record: k 0 with update_bit, which no short record has.
+    static constexpr std::uint32_t long_field = update_bit;
     /// The long count word's bit that marks an update record.
     static constexpr std::uint32_t long_update_bit = 0x80000000u;
     /// Largest identifier a header can hold.
@@ -155,7 +159,7 @@ struct record_layout {
             const std::uint32_t count = update ? long_update_bit | k : k;
             std::memcpy(h, &count, 4);
             h += 4;
-            field = update_bit;
+            field = long_field;
         }
         const std::uint32_t word = (lhs << count_bits) | field;
         std::memcpy(h, &word, 4);
@@ -414,7 +418,7 @@ struct record_layout {
         std::uint32_t word;
         std::memcpy(&word, end - 4, 4);
         record_header h{word >> count_bits, word & (update_bit - 1), (word & update_bit) != 0};
-        if (TAPEFLOW_UNLIKELY((word & ((1u << count_bits) - 1)) == update_bit)) {  // long
+        if (TAPEFLOW_UNLIKELY((word & field_mask) == long_field)) {
             std::uint32_t count;
             std::memcpy(&count, end - 8, 4);
             h.count = count & ~long_update_bit;

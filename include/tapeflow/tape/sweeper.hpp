@@ -84,8 +84,9 @@ void sweep_records_private(const std::byte* begin, const std::byte* end, Scalar*
 }
 
 /// Calls f(id) for every identifier whose adjoint sweep_records can leave
-/// non-zero on these records: the operands and the lhs of update records
-/// (it writes only 0 to the lhs of an assignment).
+/// non-zero on these records: the operands (it writes only 0 to the lhs of
+/// an assignment, and nothing to that of an update, whose adjoint is then
+/// non-zero only as a seed or as an operand of a later record).
 /// Not the adjoints an external entry's rule writes: they are not in the
 /// records (external entries are stepped over).
 template <class Scalar, class F>
@@ -94,7 +95,6 @@ void swept_identifiers(const std::byte* begin, const std::byte* end, F&& f) {
     while (r.more()) {
         const record_header h = r.previous();
         if (h.count == 0) r.take_external();
-        if (h.update) f(h.lhs);
         for (std::uint32_t i = 0; i < h.count; ++i) f(r.id(i));
     }
 }
