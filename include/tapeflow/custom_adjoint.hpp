@@ -170,6 +170,11 @@ public:
 
     const std::vector<identifier>& output_identifiers() const noexcept { return *outputs_; }
 
+    bool assigned_identifiers(std::vector<identifier>& out) const override {
+        out.insert(out.end(), outputs_->begin(), outputs_->end());
+        return true;
+    }
+
     std::size_t bytes() const noexcept override {
         return sizeof(*this) + (inputs_->capacity() + outputs_->capacity()) * sizeof(identifier) +
                captured_bytes_;

@@ -73,8 +73,9 @@ std::vector<visit> read_back(tapeflow::tile_stream& s, std::size_t from_tile, st
     std::vector<visit> visits;
     std::size_t t = from_tile + 1;
     s.read_reverse(from_tile, from_offset, to_tile, to_offset,
-                   [&](const std::byte* data, std::size_t begin, std::size_t end, double done) {
+                   [&](const std::byte* data, std::size_t begin, std::size_t end, double done, std::size_t tile) {
                        --t;  // tiles come last first, one call each
+                       CHECK(tile == t);
                        bool ok = true;
                        for (std::size_t j = begin; j < end; ++j) ok = ok && data[j] == tile_byte(t, j);
                        tiles_seen.push_back(t);

@@ -42,7 +42,7 @@ TEST_CASE("the recorder fills a tile, opens the next one, and says where the nex
     // every record reads back, in reverse, from the tiles
     std::vector<std::uint32_t> seen;
     rec.seal();
-    stream.read_reverse(p.tile, p.offset, 0, 0, [&](const std::byte* data, std::size_t begin, std::size_t end, double) {
+    stream.read_reverse(p.tile, p.offset, 0, 0, [&](const std::byte* data, std::size_t begin, std::size_t end, double, std::size_t) {
         tapeflow::reverse_record_reader<double> r(data + begin, data + end);
         while (r.more()) {
             REQUIRE(r.previous().count == 0);

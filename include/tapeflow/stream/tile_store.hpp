@@ -33,7 +33,7 @@ namespace tapeflow {
 struct stream_statistics {
     std::uint64_t tiles_written = 0;      ///< tiles finished (to memory or file)
     std::uint64_t tiles_spilled = 0;      ///< of which to the spill file
-    std::uint64_t tiles_read_back = 0;    ///< tiles loaded from the spill file by sweeps
+    std::uint64_t tiles_read_back = 0;    ///< tiles loaded from the spill file by sweeps (and reset(position))
     std::uint64_t bytes_spilled = 0;      ///< bytes written to the spill file (with checksums)
     std::uint64_t bytes_read_back = 0;    ///< bytes read from it
     std::size_t peak_resident_bytes = 0;  ///< most tape memory held at once
@@ -60,6 +60,11 @@ public:
             if (data) f(data, data + (t == tile ? offset : used));
         }
     }
+
+    /// Whether reverse reads tell the observer of the layers they deliver:
+    /// not while reset(position) reads the records it drops (not a sweep;
+    /// the tile moves it causes are told).
+    void tell_layers(bool on) noexcept { tell_layers_ = on; }
 
     /// Calls f(observer) when the tape has an observer (observer.hpp).
     template <class F>
@@ -99,8 +104,8 @@ protected:
                  F& f) {
         const std::pair<std::size_t, std::size_t> range = r.range(t, used);
         const std::size_t begin = range.first, end = range.second;  // lambdas cannot capture bindings in C++17
-        tell([&](tape_observer& o) { o.layer(t, data, begin, end, level); });
-        f(data, begin, end, r.done(t));
+        if (tell_layers_) tell([&](tape_observer& o) { o.layer(t, data, begin, end, level); });
+        f(data, begin, end, r.done(t), t);
     }
 
     // Tile t where it is, when every tile is in memory: its data and record
@@ -159,6 +164,7 @@ protected:
     std::byte* open_ = nullptr;   // the open tile's buffer (nullptr: none open)
     stream_statistics stats_;
     std::shared_ptr<tape_observer> observer_;  // tape_options::observer (may be empty)
+    bool tell_layers_ = true;                  // see tell_layers()
 };
 
 }  // namespace tapeflow

@@ -78,15 +78,32 @@ public:
 
     // ---- reverse reading ----------------------------------------------------
 
-    /// Calls f(data, begin, end, done) for the byte ranges of tiles
+    /// Calls f(data, begin, end, done, tile) for the byte ranges of tiles
     /// `from_tile` down to `to_tile`: [0 or to_offset, from_offset or used)
     /// of each tile, last tile first; `done` is the share of the tiles read
-    /// so far. In direct mode the open tile (index count()) is read in
+    /// so far, `tile` the index of the tile. In direct mode the open tile (index count()) is read in
     /// place; in streaming mode the caller seals it first.
     template <class F>
     void read_reverse(std::size_t from_tile, std::size_t from_offset, std::size_t to_tile,
                       std::size_t to_offset, F&& f) {
         with_store([&](auto& s) { s.read_reverse(from_tile, from_offset, to_tile, to_offset, f); });
+    }
+
+    /// read_reverse for a reader that is not a sweep (reset(position)
+    /// reading the records it drops): the observer is not told of layers.
+    template <class F>
+    void walk_reverse(std::size_t from_tile, std::size_t from_offset, std::size_t to_tile,
+                      std::size_t to_offset, F&& f) {
+        with_store([&](auto& s) {
+            s.tell_layers(false);
+            try {
+                s.read_reverse(from_tile, from_offset, to_tile, to_offset, f);
+            } catch (...) {
+                s.tell_layers(true);
+                throw;
+            }
+            s.tell_layers(true);
+        });
     }
 
     // ---- truncation ---------------------------------------------------------

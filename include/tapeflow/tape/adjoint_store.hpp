@@ -70,6 +70,13 @@ public:
         all_zero_ = false;
         return adjoints_.data();
     }
+    /// The vector, to write adjoints that no record names (what
+    /// reset(position) set aside, added back): the next clear is a full one.
+    Scalar* untraced_data() noexcept {
+        all_zero_ = false;
+        traceable_ = false;
+        return adjoints_.data();
+    }
     std::size_t size() const noexcept { return adjoints_.size(); }
     /// The vector, to read (size() adjoints).
     const Scalar* data() const noexcept { return adjoints_.data(); }

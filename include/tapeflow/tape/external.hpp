@@ -56,6 +56,13 @@ public:
                           "for lanes; implement external_entry::reverse_lanes, or sweep with scalar adjoints");
     }
 
+    /// Appends to `out` every identifier the entry assigns (its outputs:
+    /// those whose adjoints reverse() reads and zeroes). reset(position)
+    /// asks the entries it drops, to make the variables they assigned
+    /// constants (tape/reset_boundary.hpp). Returns false when the entry
+    /// cannot tell (the default): reset(position) past it then throws.
+    virtual bool assigned_identifiers(std::vector<identifier>& /*out*/) const { return false; }
+
     /// Memory held by the entry (identifiers and captured data), for statistics.
     virtual std::size_t bytes() const noexcept = 0;
 };
@@ -97,6 +104,11 @@ public:
     /// The same in a vector sweep of `lanes` adjoints per identifier.
     TAPEFLOW_COLD void reverse_lanes(std::uint32_t index, Scalar* adjoint, std::size_t lanes) {
         entries_[index]->reverse_lanes(adjoint, lanes, scratch_);
+    }
+
+    /// Entry `index`'s assigned_identifiers(out).
+    bool assigned_identifiers(std::uint32_t index, std::vector<identifier>& out) const {
+        return entries_[index]->assigned_identifiers(out);
     }
 
     buffer_pool<Scalar>& scalar_buffers() noexcept { return scalar_buffers_; }

@@ -120,6 +120,14 @@ public:
         used_size_ = 0;
     }
 
+    /// Calls f(id) for every free identifier (held by no variable).
+    template <class F>
+    void for_each_free(F&& f) const {
+        std::for_each(used_.get(), used_.get() + used_size_, f);
+        std::for_each(unused_.begin(), unused_.end(), f);
+        std::for_each(block_.begin(), block_.end(), f);
+    }
+
     /// Identifiers a pool takes from the shared ones at a time (mint_from).
     static constexpr identifier block = 256;
 

@@ -152,6 +152,16 @@ public:
         }
     }
 
+    // the lhs of the region's records in every segment (and what their entries assign)
+    bool assigned_identifiers(std::vector<identifier>& out) const override {
+        bool told = true;
+        for (const part& p : parts_)
+            p.segment->sweep_segment(p.to, p.from, [&](const std::byte* begin, const std::byte* end) {
+                told = tapeflow::detail::assigned_identifiers<Scalar>(begin, end, p.segment->externals_, out) && told;
+            });
+        return told;
+    }
+
     std::size_t bytes() const noexcept override { return sizeof(*this) + parts_.capacity() * sizeof(part); }
 
 private:

@@ -99,6 +99,25 @@ void swept_identifiers(const std::byte* begin, const std::byte* end, F&& f) {
     }
 }
 
+/// Appends to `out` the lhs of every assignment record of [begin, end) and
+/// what its external entries assign (not the lhs of an update: it keeps
+/// the value it had, plus what the update added). Returns false when an
+/// entry cannot tell (external_entry::assigned_identifiers).
+template <class Scalar>
+bool assigned_identifiers(const std::byte* begin, const std::byte* end, const external_table<Scalar>& externals,
+                          std::vector<identifier>& out) {
+    reverse_record_reader<Scalar> r(begin, end);
+    bool told = true;
+    while (r.more()) {
+        const record_header h = r.previous();
+        if (h.count == 0)
+            told = externals.assigned_identifiers(r.take_external(), out) && told;
+        else if (!h.update)
+            out.push_back(h.lhs);
+    }
+    return told;
+}
+
 // Whether a lane of `a` is not 0 (NaN counts, -0 does not), without a
 // branch per lane: the bits of every lane but their sign, ORed (a few
 // vector instructions; comparing lane by lane compiles to a branch each).

@@ -71,6 +71,7 @@
 #include "record.hpp"
 #include "recorder.hpp"
 #include "region_table.hpp"
+#include "reset_boundary.hpp"
 #include "scalar.hpp"
 #include "statistics.hpp"
 #include "sweep_team.hpp"
@@ -390,10 +391,14 @@ public:
     /// callback; reset() and start_recording() throw there too).
     void sweep(const position& from, const position& to) {
         check_owner("sweep");
-        run_sweep(from, to, 1, [this] { grow_adjoints(); },
-                  [this](const std::byte* begin, const std::byte* end) {
-                      detail::sweep_records(begin, end, adjoints_.sweep_data(), externals_);
-                  });
+        run_sweep(
+            from, to, 1, true, [this] { grow_adjoints(); },
+            [this](const std::byte* begin, const std::byte* end) {
+                detail::sweep_records(begin, end, adjoints_.sweep_data(), externals_);
+            },
+            [this](detail::reset_boundary<Scalar>& b) {
+                b.pass(b.kept.empty() ? adjoints_.sweep_data() : adjoints_.untraced_data());
+            });
     }
 
     /// Vector reverse sweep: propagates the Lanes adjoints per identifier of
@@ -420,10 +425,22 @@ public:
         if (&bar.tape() != this)
             throw usage_error("sweep(lane_adjoints): the lane adjoints were made for another tape; make "
                               "them with the tape being swept (tapeflow::lane_adjoints<S, N> bar(tape);)");
-        run_sweep(from, to, Lanes, [this, &bar] { bar.grow(recorder_.identifiers().capacity()); },
-                  [this, &bar](const std::byte* begin, const std::byte* end) {
-                      detail::sweep_lane_records<Lanes>(begin, end, bar.data(), externals_);
-                  });
+        for (const auto& b : boundaries_)
+            if (b.lanes_kept && to <= b.at && b.at <= from)
+                throw usage_error("a vector sweep (lane_adjoints) passes a position the tape was reset to "
+                                  "after a vector sweep had stopped above the start: the tape cannot set the "
+                                  "lane adjoints kept then aside from the new records; sweep the lanes to the "
+                                  "start before reset(position) (sweep(bar, to, position{})), or sweep with "
+                                  "scalar adjoints");
+        run_sweep(
+            from, to, Lanes, false, [this, &bar] { bar.grow(recorder_.identifiers().capacity()); },
+            [this, &bar](const std::byte* begin, const std::byte* end) {
+                detail::sweep_lane_records<Lanes>(begin, end, bar.data(), externals_);
+            },
+            [&bar](const detail::reset_boundary<Scalar>& b) { b.pass_lanes(bar.data(), Lanes); });
+        // lane adjoints kept above the start, that a reset(position) could
+        // not set aside (the last vector sweep decides)
+        lanes_stopped_ = to.statements != 0;
     }
 
     // ---- reset --------------------------------------------------------------
@@ -440,18 +457,32 @@ public:
         forget_records();
     }
     /// Drops the records after `to`; adjoints are kept (for checkpointing:
-    /// sweep back to `to`, reset to it, record again).
+    /// sweep back to `to`, reset to it, record again). Variables that the
+    /// dropped records assigned and that are still alive become constants;
+    /// the adjoints are set aside at `to` until a sweep passes it (then
+    /// they join the adjoints of the records before it), so that the new
+    /// records neither read them nor see them from adjoint() meanwhile
+    /// (tape/reset_boundary.hpp). The dropped records are read once to
+    /// find those variables (from the spill file, for spilled tiles).
+    /// \throws usage_error if an external entry of your own among the
+    /// dropped records cannot tell which identifiers it assigns
+    /// (external_entry::assigned_identifiers).
     void reset(const position& to) {
         check_owner("reset");
         check_not_segment("reset");
         check_not_sweeping("reset");
         check_no_region("reset");
         check_position(to, "reset");
-        if (get_position() < to)
+        const position end = get_position();
+        if (end < to)
             throw usage_error("reset(position) to a position beyond the end of the tape");
+        const bool staged = to < end || !adjoints_.all_zero();
+        detail::reset_boundary<Scalar> boundary;
+        if (staged) boundary = stage_boundary(to, end);  // first: it may throw
         adjoints_.records_dropped();
         if (to.statements == 0) {  // a new epoch and no truncation to remember
             forget_records();
+            if (staged) commit_boundary(std::move(boundary));
             return;
         }
         epochs_.records_dropped_after(to.statements);
@@ -461,6 +492,7 @@ public:
         if (observed_bytes_ > to.bytes) observed_bytes_ = to.bytes;
         regions_.truncate(to);
         externals_.truncate(std::size_t(to.externals));
+        if (staged) commit_boundary(std::move(boundary));  // last: the records are gone now
     }
 
     // ---- information --------------------------------------------------------
@@ -577,7 +609,9 @@ private:
     }
     // Whether the tape holds no record and every adjoint is 0 (not so after
     // reset(position) to the start, which keeps the adjoints).
-    bool holds_nothing() const noexcept { return recorder_.statements() == 0 && adjoints_.all_zero(); }
+    bool holds_nothing() const noexcept {
+        return recorder_.statements() == 0 && adjoints_.all_zero() && boundaries_.empty();
+    }
     // register_input / register_inputs, after their checks; `fresh` is
     // holds_nothing(). No record may assign an input's identifier
     // (identifier_pool.hpp). While the tape holds no record none does, so
@@ -618,17 +652,115 @@ private:
                               "again after resetting");
     }
 
-    // Empties the tape (memory kept); adjoints are left as they are.
+    // Empties the tape (memory kept); adjoints are left as they are, and
+    // what reset(position) set aside goes (reset(position) at the start
+    // sets it aside again, reset() has zeroed it).
     void forget_records() {
         tell_recorded();
         epochs_.records_dropped();
         swept_ = false;
+        boundaries_.clear();
+        lanes_stopped_ = false;
         observed_bytes_ = 0;
         regions_.clear();
         externals_.clear();
         parallel_error_.clear();
         for (auto& part : segments_) part->forget_records();
         recorder_.clear();  // last: it may allocate (the identifier pool), the rest cannot throw
+    }
+
+    // reset(to)'s first step, before anything changes (it may throw; it
+    // only seals a streaming tape's open tile): the boundary to leave at
+    // `to` (tape/reset_boundary.hpp).
+    //   fenced: what the records from `to` to `end` assigned (and what the
+    //           boundaries after `to`, which go, fenced) that variables
+    //           still hold, but those the boundary at `to` fences already;
+    //   kept:   every adjoint that is not 0, and what the boundaries after
+    //           `to` still keep; at the start (no record before it) only
+    //           those of identifiers that variables hold: the others have
+    //           no record to reach, and would be read by whoever takes them.
+    // Room is reserved, so that commit_boundary() cannot fail.
+    detail::reset_boundary<Scalar> stage_boundary(const position& to, const position& end) {
+        const bool start = to.statements == 0;
+        std::vector<identifier> assigned;
+        if (!start && to < end) {
+            bool told = true;
+            if (stream_.streaming()) recorder_.seal();  // its records read back like a sweep's
+            stream_.walk_reverse(
+                end.tile, end.offset, to.tile, to.offset,
+                [&](const std::byte* data, std::size_t begin, std::size_t stop, double, std::size_t) {
+                    told = detail::assigned_identifiers<Scalar>(data + begin, data + stop, externals_, assigned) &&
+                           told;
+                });
+            if (!told)
+                throw usage_error("reset(position) drops an external entry of your own that cannot tell which "
+                                  "identifiers it assigns; override external_entry::assigned_identifiers (its "
+                                  "outputs), or reset() the whole tape");
+        }
+        std::size_t kept_from = boundaries_.size();  // the boundaries at `to` and after it
+        while (kept_from > 0 && to <= boundaries_[kept_from - 1].at) --kept_from;
+        const bool merge = kept_from < boundaries_.size() && boundaries_[kept_from].at == to;
+        const std::size_t dropped = merge ? kept_from + 1 : kept_from;  // the first one after `to`
+
+        detail::reset_boundary<Scalar> b;
+        b.at = to;
+        b.lanes_kept = lanes_stopped_;
+        const identifier_pool& ids = recorder_.identifiers();
+        const std::size_t n = ids.capacity();
+        constexpr unsigned char held = 1, listed = 2;
+        std::vector<unsigned char> state(n, held);
+        ids.for_each_free([&](identifier id) {
+            if (id < n) state[id] = 0;
+        });
+        state[0] = 0;
+        if (!start) {
+            const auto fence = [&](identifier id) {
+                if (id < n && state[id] == held) {
+                    b.fenced.push_back(id);
+                    state[id] |= listed;
+                }
+            };
+            if (merge)
+                for (const identifier id : boundaries_[kept_from].fenced)
+                    if (id < n) state[id] |= listed;
+            for (const identifier id : assigned) fence(id);
+            for (std::size_t i = dropped; i < boundaries_.size(); ++i)
+                for (const identifier id : boundaries_[i].fenced) fence(id);
+        }
+        const auto keep = [&](identifier id, Scalar value) {
+            if (!start || (id < n && (state[id] & held))) b.kept.emplace_back(id, value);
+        };
+        if (!adjoints_.all_zero()) {
+            const Scalar* a = adjoints_.data();
+            for (std::size_t i = 1; i < adjoints_.size(); ++i)
+                if (!detail::is_zero(a[i])) keep(identifier(i), a[i]);
+        }
+        for (std::size_t i = dropped; i < boundaries_.size(); ++i)
+            for (const auto& [id, value] : boundaries_[i].kept) keep(id, value);
+        if (merge) {
+            auto& there = boundaries_[kept_from];
+            there.fenced.reserve(there.fenced.size() + b.fenced.size());
+            there.kept.reserve(there.kept.size() + b.kept.size());
+        } else {
+            boundaries_.reserve(kept_from + 1);
+        }
+        return b;
+    }
+    // reset(to)'s last step: the adjoints set aside in `b` leave the vector,
+    // the boundaries after `to` go, and `b` joins the one at `to` (or is
+    // added). Cannot fail: stage_boundary() reserved the room.
+    void commit_boundary(detail::reset_boundary<Scalar>&& b) noexcept {
+        if (!adjoints_.all_zero()) adjoints_.clear();
+        while (!boundaries_.empty() && b.at < boundaries_.back().at) boundaries_.pop_back();
+        if (!boundaries_.empty() && boundaries_.back().at == b.at) {
+            auto& there = boundaries_.back();
+            there.fenced.insert(there.fenced.end(), b.fenced.begin(), b.fenced.end());
+            there.kept.insert(there.kept.end(), b.kept.begin(), b.kept.end());
+            there.lanes_kept = there.lanes_kept || b.lanes_kept;
+            there.passed = false;
+        } else if (!b.fenced.empty() || !b.kept.empty() || b.lanes_kept) {
+            boundaries_.push_back(std::move(b));
+        }
     }
 
     // The observer (stream/observer.hpp) learns of the records written since it
@@ -663,10 +795,18 @@ private:
     // streaming tape (its records are in the spill file) or with external
     // entries on the tape (their rules write adjoints no record names).
     void zero_written_adjoints() noexcept {
+        for (auto& b : boundaries_) {  // what reset(position) set aside, too
+            b.kept.clear();
+            b.passed = false;
+        }
         if (sweeping_) {  // clear_adjoints() from a reverse rule or a progress callback
             adjoints_.clear_while_swept();
             return;
         }
+        // (not while sweeping: the sweep holds pointers to them)
+        boundaries_.erase(std::remove_if(boundaries_.begin(), boundaries_.end(),
+                                         [](const auto& b) { return b.fenced.empty() && !b.lanes_kept; }),
+                          boundaries_.end());
         if (adjoints_.all_zero()) return;
         const position end = get_position();
         // a walk reads about 12 record bytes per operand it zeroes, at random
@@ -718,8 +858,11 @@ private:
     // `from` back to `to`; `grow` sizes the adjoints before the walk (nothing
     // may reallocate them during it) and `records(begin, end)` sweeps one
     // tile's run of records.
-    template <class Grow, class Records>
-    void run_sweep(const position& from, const position& to, std::size_t lanes, Grow grow, Records records) {
+    // `pass(boundary)` does what the sweep does at a boundary of
+    // reset(position); `scalar`: the tape's adjoints (not lane adjoints).
+    template <class Grow, class Records, class Boundary>
+    void run_sweep(const position& from, const position& to, std::size_t lanes, bool scalar, Grow grow,
+                   Records records, Boundary pass) {
         check_not_segment("sweep");
         check_not_sweeping("sweep");
         check_no_region("sweep");
@@ -731,18 +874,40 @@ private:
         if (current < from || from < to)
             throw usage_error("sweep(from, to) needs to <= from <= the current position; "
                               "positions taken before a reset are no longer valid");
-        if (from.statements == to.statements) return;
+        // the boundaries of reset(position) in [to, from], last first: each
+        // is passed between the records before and after its offset, in the
+        // same tile's delivery (one layer, one read per tile)
+        std::vector<detail::reset_boundary<Scalar>*> ahead;
+        for (auto b = boundaries_.rbegin(); b != boundaries_.rend() && to <= b->at; ++b)
+            if (!(from < b->at) && !(from == b->at && b->passed && scalar)) ahead.push_back(&*b);
+        if (from.statements == to.statements) {  // no record: only a boundary right here
+            if (!ahead.empty()) grow();
+            for (auto* b : ahead) pass(*b);
+            return;
+        }
         swept_ = true;
         grow();
         if (stream_.streaming()) recorder_.seal();  // both scratchpad halves stage tiles now
         const auto& progress = options_.progress;
         const sweeping_scope scope(sweeping_);
         stream_.tell([&](tape_observer& o) { tell_sweep_begins(o, current, lanes); });
-        stream_.read_reverse(from.tile, from.offset, to.tile, to.offset,
-                             [&](const std::byte* data, std::size_t begin, std::size_t end, double done) {
-                                 records(data + begin, data + end);
-                                 if (progress) report(tape_progress::phase::sweeping, done);
-                             });
+        std::size_t next = 0;
+        stream_.read_reverse(
+            from.tile, from.offset, to.tile, to.offset,
+            [&](const std::byte* data, std::size_t begin, std::size_t end, double done, std::size_t tile) {
+                std::size_t top = end;
+                for (; next < ahead.size(); ++next) {
+                    const position& at = ahead[next]->at;
+                    if (at.tile < tile || (at.tile == tile && at.offset < begin)) break;  // further down
+                    const std::size_t cut = at.tile > tile ? end : std::min(at.offset, end);
+                    if (cut < top) records(data + cut, data + top);
+                    top = std::min(top, cut);
+                    pass(*ahead[next]);
+                }
+                if (begin < top) records(data + begin, data + top);
+                if (progress) report(tape_progress::phase::sweeping, done);
+            });
+        for (; next < ahead.size(); ++next) pass(*ahead[next]);  // at `to`, below the last record read
         stream_.tell([](tape_observer& o) { o.sweep_ends(); });
     }
 
@@ -802,7 +967,7 @@ private:
     template <class Records>
     void sweep_segment(const position& from, const position& to, Records records) {
         stream_.read_reverse(from.tile, from.offset, to.tile, to.offset,
-                             [&](const std::byte* data, std::size_t begin, std::size_t end, double) {
+                             [&](const std::byte* data, std::size_t begin, std::size_t end, double, std::size_t) {
                                  records(data + begin, data + end);
                              });
     }
@@ -832,6 +997,9 @@ private:
     adjoint_store<Scalar> adjoints_;
     region_table regions_;
     external_table<Scalar> externals_;  // custom adjoints (tape/external.hpp)
+    // what reset(position) left for the sweeps passing its positions, by position
+    std::vector<detail::reset_boundary<Scalar>> boundaries_;
+    bool lanes_stopped_ = false;  // a vector sweep stopped above the start since the last reset()
 
     // parallel regions: one segment per thread (kept for the next regions),
     // the team that sweeps them at once, and what a region left to report
