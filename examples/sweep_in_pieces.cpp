@@ -18,7 +18,8 @@
 // state, whose adjoints were still in the vector. Last, sweep(p, start)
 // carries the sum of all the pieces through the prefix. The gradient is
 // compared with one recording of the whole loop and with central finite
-// differences; the program returns 1 if one differs by more than 1e-6.
+// differences; the program returns 1 if one differs by more than 1e-6, or
+// if the tape held more than a third of the whole loop's records at once.
 #include <tapeflow/tapeflow.hpp>
 
 #include <algorithm>
@@ -102,6 +103,7 @@ int main() {
     std::vector<double> u_bar(cells);
     for (int i = 0; i < cells; ++i) u_bar[std::size_t(i)] = 2.0 * checkpoint[pieces][std::size_t(i)];
 
+    std::size_t most_bytes = 0;  // the most record bytes the tape held
     std::vector<Real> u(cells);
     for (int piece = pieces - 1; piece >= 0; --piece) {
         tape.start_recording();
@@ -110,6 +112,7 @@ int main() {
         for (int t = 0; t < length; ++t) step(v, k, s);
         tape.stop_recording();
         for (int i = 0; i < cells; ++i) tape.set_adjoint(v[std::size_t(i)], u_bar[std::size_t(i)]);
+        most_bytes = std::max(most_bytes, tape.statistics().record_bytes);
         tape.sweep(p);  // this piece's records, down to p
         for (int i = 0; i < cells; ++i) u_bar[std::size_t(i)] = tape.adjoint(u[std::size_t(i)]);
         tape.reset(p);  // the piece goes; what the sweep left for k and s waits at p
@@ -135,6 +138,12 @@ int main() {
         tape.sweep();
     }
     const std::array<double, 2> whole_gradient = {tape.adjoint(theta[0]), tape.adjoint(theta[1])};
+    const std::size_t whole_bytes = tape.statistics().record_bytes;
+    std::printf("record bytes held at most: %zu in pieces, %zu for the whole loop\n", most_bytes, whole_bytes);
+    if (3 * most_bytes > whole_bytes) {
+        std::printf("the pieces held more than a third of the whole loop's records\n");
+        ++failures;
+    }
 
     const double h = 1e-6;
     for (int j = 0; j < 2; ++j) {
