@@ -197,7 +197,7 @@ TEST_CASE("the adjoints kept by reset(position) reach the records before it") {
     }
 }
 
-TEST_CASE("a sweep in two pieces at the position passes the boundary once") {
+TEST_CASE("a sweep in two pieces at the position: the kept adjoints join once") {
     // q = x^2 before p; piece 1 assigns q again (q = 3 q, y1 = q), is swept
     // to p (the adjoint of the old q: 3) and dropped: q is a constant now,
     // holding the identifier whose adjoint 3 waits at p for q's record.
@@ -220,8 +220,10 @@ TEST_CASE("a sweep in two pieces at the position passes the boundary once") {
     tape.register_output(y2);
     tape.stop_recording();
     tape.set_adjoint(y2, 1.0);
-    tape.sweep(p);                      // passes the boundary: q's adjoint from y2 dropped, the kept 3 back
-    tape.sweep(p, tapeflow::position{});  // starts at it: not passed again
+    tape.sweep(p);  // passes the boundary: q's adjoint from y2 dropped, the kept 3 back
+    SECTION("nothing in between") {}
+    SECTION("a seed on the constant q in between goes nowhere") { tape.set_adjoint(q, 100.0); }
+    tape.sweep(p, tapeflow::position{});  // starts at it: q's adjoint as the first pass left it
     // d(3 x^2)/dx + 3 x0^2 = 6 x0 + 3 x0^2
     CHECK(tape.adjoint(x) == Approx(6 * x0 + 3 * x0 * x0).epsilon(1e-14));
     // once more in one sweep, after clear_adjoints()

@@ -43,17 +43,28 @@ struct reset_boundary {
     std::vector<identifier> fenced;                   // alive, assigned by dropped records
     std::vector<std::pair<identifier, Scalar>> kept;  // adjoints set aside, until passed once
     bool lanes_kept = false;  // a vector sweep had stopped above the start before the reset
-    // A scalar sweep passed it and no clear_adjoints() came since: the
-    // adjoints are those at `at`, and a sweep that starts there does not
-    // pass it again (it would zero the fenced ones, kept adjoints and all).
+    // A scalar sweep passed it and no clear_adjoints() came since; then
+    // `at_pass` holds the fenced adjoints as that pass left them (room for
+    // them is reserved with `fenced`).
     bool passed = false;
+    std::vector<Scalar> at_pass;
 
     /// What a scalar sweep does at `at` (the adjoint vector holds every
-    /// identifier named here).
-    void pass(Scalar* adjoint) {
+    /// identifier named here). The first time: zero the fenced adjoints
+    /// (what the new records gave the constants), add the kept ones back.
+    /// Again (a sweep that starts at `at` after one that ended there): the
+    /// fenced adjoints as the first pass left them, whatever was seeded on
+    /// those constants in between.
+    void pass(Scalar* adjoint) noexcept {
+        if (passed) {
+            for (std::size_t i = 0; i < fenced.size(); ++i) adjoint[fenced[i]] = at_pass[i];
+            return;
+        }
         for (const identifier id : fenced) adjoint[id] = Scalar(0);
         for (const auto& [id, value] : kept) adjoint[id] += value;
         kept.clear();
+        at_pass.clear();
+        for (const identifier id : fenced) at_pass.push_back(adjoint[id]);  // within the room reserved
         passed = true;
     }
     /// What a vector sweep of `lanes` adjoints per identifier does at `at`

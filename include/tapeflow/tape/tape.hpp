@@ -392,7 +392,7 @@ public:
     void sweep(const position& from, const position& to) {
         check_owner("sweep");
         run_sweep(
-            from, to, 1, true, [this] { grow_adjoints(); },
+            from, to, 1, [this] { grow_adjoints(); },
             [this](const std::byte* begin, const std::byte* end) {
                 detail::sweep_records(begin, end, adjoints_.sweep_data(), externals_);
             },
@@ -433,7 +433,7 @@ public:
                                   "start before reset(position) (sweep(bar, to, position{})), or sweep with "
                                   "scalar adjoints");
         run_sweep(
-            from, to, Lanes, false, [this, &bar] { bar.grow(recorder_.identifiers().capacity()); },
+            from, to, Lanes, [this, &bar] { bar.grow(recorder_.identifiers().capacity()); },
             [this, &bar](const std::byte* begin, const std::byte* end) {
                 detail::sweep_lane_records<Lanes>(begin, end, bar.data(), externals_);
             },
@@ -740,8 +740,10 @@ private:
         if (merge) {
             auto& there = boundaries_[kept_from];
             there.fenced.reserve(there.fenced.size() + b.fenced.size());
+            there.at_pass.reserve(there.fenced.size() + b.fenced.size());
             there.kept.reserve(there.kept.size() + b.kept.size());
         } else {
+            b.at_pass.reserve(b.fenced.size());
             boundaries_.reserve(kept_from + 1);
         }
         return b;
@@ -859,10 +861,10 @@ private:
     // may reallocate them during it) and `records(begin, end)` sweeps one
     // tile's run of records.
     // `pass(boundary)` does what the sweep does at a boundary of
-    // reset(position); `scalar`: the tape's adjoints (not lane adjoints).
+    // reset(position).
     template <class Grow, class Records, class Boundary>
-    void run_sweep(const position& from, const position& to, std::size_t lanes, bool scalar, Grow grow,
-                   Records records, Boundary pass) {
+    void run_sweep(const position& from, const position& to, std::size_t lanes, Grow grow, Records records,
+                   Boundary pass) {
         check_not_segment("sweep");
         check_not_sweeping("sweep");
         check_no_region("sweep");
@@ -879,7 +881,7 @@ private:
         // same tile's delivery (one layer, one read per tile)
         std::vector<detail::reset_boundary<Scalar>*> ahead;
         for (auto b = boundaries_.rbegin(); b != boundaries_.rend() && to <= b->at; ++b)
-            if (!(from < b->at) && !(from == b->at && b->passed && scalar)) ahead.push_back(&*b);
+            if (!(from < b->at)) ahead.push_back(&*b);
         if (from.statements == to.statements) {  // no record: only a boundary right here
             if (!ahead.empty()) grow();
             for (auto* b : ahead) pass(*b);
