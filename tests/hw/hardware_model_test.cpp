@@ -105,21 +105,32 @@ void sweep_from(tapeflow::tape& t, const Real& out) {
     t.sweep();
 }
 
+/// (a)'s start: a direct-mode tape of the default configuration observed
+/// by a hardware model, recording, with the inputs x1 = 0.5, x2 = 1.5,
+/// x3 = -2.0 (identifiers 1, 2, 3).
+struct three_inputs {
+    std::shared_ptr<hardware_model> model = std::make_shared<hardware_model>();
+    tapeflow::tape t{observed_by(model)};
+    Real x1 = 0.5, x2 = 1.5, x3 = -2.0;
+
+    three_inputs() {
+        t.start_recording();
+        t.register_input(x1);
+        t.register_input(x2);
+        t.register_input(x3);
+    }
+    static tapeflow::tape_options observed_by(std::shared_ptr<tapeflow::tape_observer> observer) {
+        tapeflow::tape_options o;
+        o.observer = std::move(observer);
+        return o;
+    }
+};
+
 }  // namespace
 
 // ---- (a) direct mode ----------------------------------------------------------
 
-TEST_CASE("(a) direct mode: three records of known k, default configuration") {
-    auto model = std::make_shared<hardware_model>();
-    tapeflow::tape_options o;
-    o.observer = model;
-    tapeflow::tape t(o);
-
-    t.start_recording();
-    Real x1 = 0.5, x2 = 1.5, x3 = -2.0;
-    t.register_input(x1);
-    t.register_input(x2);
-    t.register_input(x3);
+TEST_CASE_METHOD(three_inputs, "(a) direct mode: three records of known k, default configuration") {
     Real a = x1 * x2;      // k = 2: 28 B at [0, 28)
     Real b = a + x3 * x1;  // k = 3: 40 B at [28, 68)
     Real c = sin(b);       // k = 1: 16 B at [68, 84)
@@ -197,17 +208,7 @@ TEST_CASE("(a) direct mode: three records of known k, default configuration") {
     CHECK(c2.peak_on_chip_bytes == 4 * 64);  // H, I, P, A: 256
 }
 
-TEST_CASE("(a) an update record: its lhs adjoint is read, not written") {
-    auto model = std::make_shared<hardware_model>();
-    tapeflow::tape_options o;
-    o.observer = model;
-    tapeflow::tape t(o);
-
-    t.start_recording();
-    Real x1 = 0.5, x2 = 1.5, x3 = -2.0;
-    t.register_input(x1);
-    t.register_input(x2);
-    t.register_input(x3);
+TEST_CASE_METHOD(three_inputs, "(a) an update record: its lhs adjoint is read, not written") {
     Real a = x1 * x2;  // an assignment, k = 2: 28 B at [0, 28)
     a += x3 * x1;      // an update of a, k = 2 (a's own pair not stored): 28 B at [28, 56)
     t.register_output(a);

@@ -9,11 +9,11 @@
 
 #include "stream/stream_support.hpp"
 #include "support/options.hpp"
+#include "support/parallel_loop.hpp"
 
 #include <cmath>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 using tapeflow::Real;
@@ -340,17 +340,7 @@ TEST_CASE("reset(position): variables a parallel region assigned after the posit
     }
     const tapeflow::position p = tape.get_position();
     std::vector<Real> v(4);
-    {
-        tapeflow::parallel_region region(tape, 2);
-        std::vector<std::thread> team;
-        for (std::size_t t = 0; t < 2; ++t)
-            team.emplace_back([&, t] {
-                tapeflow::parallel_region::worker worker(region, t);
-                for (std::size_t i = 2 * t; i < 2 * t + 2; ++i) v[i] = x * 5.0;
-            });
-        for (auto& t : team) t.join();
-        region.close();
-    }
+    tapeflow_test::loop(tape, 2, tapeflow::region_sweep::serial, 0, 4, [&](long i) { v[std::size_t(i)] = x * 5.0; });
     tape.reset(p);
     Real y = 0.0;
     for (int i = 0; i < 4; ++i) y += v[i] * keep[i];

@@ -95,14 +95,12 @@ public:
     void walk_reverse(std::size_t from_tile, std::size_t from_offset, std::size_t to_tile,
                       std::size_t to_offset, F&& f) {
         with_store([&](auto& s) {
+            struct quiet {  // layers told again however the read ends
+                decltype(s)& store;
+                ~quiet() { store.tell_layers(true); }
+            } scope{s};
             s.tell_layers(false);
-            try {
-                s.read_reverse(from_tile, from_offset, to_tile, to_offset, f);
-            } catch (...) {
-                s.tell_layers(true);
-                throw;
-            }
-            s.tell_layers(true);
+            s.read_reverse(from_tile, from_offset, to_tile, to_offset, f);
         });
     }
 

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "record.hpp"
+#include "scalar.hpp"
 
 namespace tapeflow {
 
@@ -78,6 +79,13 @@ public:
         return adjoints_.data();
     }
     std::size_t size() const noexcept { return adjoints_.size(); }
+    /// Calls f(id, adjoint) for every adjoint that is not 0 (none when all_zero()).
+    template <class F>
+    void for_each_nonzero(F&& f) const {
+        if (all_zero_) return;
+        for (std::size_t i = 1; i < adjoints_.size(); ++i)
+            if (!detail::is_zero(adjoints_[i])) f(identifier(i), adjoints_[i]);
+    }
     /// The vector, to read (size() adjoints).
     const Scalar* data() const noexcept { return adjoints_.data(); }
     /// Memory held.

@@ -730,11 +730,7 @@ private:
         const auto keep = [&](identifier id, Scalar value) {
             if (!start || (id < n && (state[id] & held))) b.kept.emplace_back(id, value);
         };
-        if (!adjoints_.all_zero()) {
-            const Scalar* a = adjoints_.data();
-            for (std::size_t i = 1; i < adjoints_.size(); ++i)
-                if (!detail::is_zero(a[i])) keep(identifier(i), a[i]);
-        }
+        adjoints_.for_each_nonzero(keep);
         for (std::size_t i = dropped; i < boundaries_.size(); ++i)
             for (const auto& [id, value] : boundaries_[i].kept) keep(id, value);
         if (merge) {
