@@ -197,6 +197,61 @@ TEST_CASE("the adjoints kept by reset(position) reach the records before it") {
     }
 }
 
+TEST_CASE("clear_adjoints() zeroes the kept adjoints a sweep added back where no record names them") {
+    // y is an input registered after p and read only by the dropped piece:
+    // after reset(p) no record on the tape names it, yet the sweep through p
+    // gives it back its kept adjoint. clear_adjoints() must zero it although
+    // the tape would rather zero what its records name than the whole
+    // adjoint vector, made long here by 10 000 earlier variables.
+    const double x0 = 2.0, y0 = 5.0;
+    tapeflow::tape tape;
+    {
+        std::vector<Real> many(10000, Real(1.0));
+        tape.start_recording();
+        tape.register_inputs(many.begin(), many.end());
+        tape.stop_recording();
+        tape.set_adjoint(many.back(), 1.0);
+        tape.sweep();
+    }
+    tape.reset();
+    tape.start_recording();
+    Real x(x0);
+    tape.register_input(x);
+    Real w = x * x;
+    const tapeflow::position p = tape.get_position();
+    Real y(y0);
+    tape.register_input(y);
+    {
+        Real v = w * y;  // the piece reset(p) drops: v = x^2 y
+        tape.register_output(v);
+        tape.stop_recording();
+        tape.set_adjoint(v, 1.0);
+        tape.sweep(p);
+        CHECK(tape.adjoint(y) == x0 * x0);
+        CHECK(tape.adjoint(w) == y0);
+    }
+    tape.reset(p);
+    tape.start_recording();
+    Real z = w * 3.0;
+    tape.register_output(z);
+    tape.stop_recording();
+    tape.set_adjoint(z, 1.0);
+    tape.sweep();
+    // d(x^2 y0 + 3 x^2)/dx, and y's kept adjoint back
+    CHECK(tape.adjoint(x) == Approx(2 * x0 * (y0 + 3)).epsilon(1e-14));
+    CHECK(tape.adjoint(y) == x0 * x0);
+
+    tape.clear_adjoints();
+    CHECK(tape.adjoint(y) == 0.0);
+    CHECK(tape.adjoint(w) == 0.0);
+    CHECK(tape.adjoint(x) == 0.0);
+    // the next gradient of z alone: d(3 x^2)/dx, nothing for y
+    tape.set_adjoint(z, 1.0);
+    tape.sweep();
+    CHECK(tape.adjoint(x) == Approx(6 * x0).epsilon(1e-14));
+    CHECK(tape.adjoint(y) == 0.0);
+}
+
 TEST_CASE("a sweep in two pieces at the position: the kept adjoints join once") {
     // q = x^2 before p; piece 1 assigns q again (q = 3 q, y1 = q), is swept
     // to p (the adjoint of the old q: 3) and dropped: q is a constant now,
