@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <limits>
 #include <memory>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -506,6 +507,48 @@ TEST_CASE("add_outputs: the same slots, values and gradient as add_output on eac
     t.set_adjoint(f, 1.0);
     t.sweep();
     CHECK(t.adjoint(x) == Approx(431.0 * 2 * xv).epsilon(1e-15));
+}
+
+TEST_CASE("many outputs: new variables take their identifiers at once, one of this tape keeps its own") {
+    // y_k = (k + 1) x for k < n, then f = sum_k w_k y_k with w_k = 1 / (k + 1)
+    // + k: df/dx = sum_k (1 + k (k + 1)). With `keep`, output 7 is a variable
+    // this tape already gave an identifier to (so not every output is new).
+    const bool keep = GENERATE(false, true);
+    INFO((keep ? "one output active already" : "every output new"));
+    const std::size_t n = 600;
+    tapeflow::tape t;
+    t.start_recording();
+    Real x = 0.75;
+    t.register_input(x);
+    std::vector<Real> y(n);
+    if (keep) y[7] = x * 2.0;
+    const tapeflow::identifier y7 = y[7].id();
+    tapeflow::custom_adjoint op;
+    op.add_input(x);
+    op.add_outputs(
+        n, [&](std::size_t k) -> Real& { return y[k]; }, [&](std::size_t k) { return double(k + 1) * x.value(); });
+    op.assume_distinct_outputs();
+    op.record([n](const double* yb, double* xb) {
+        for (std::size_t k = 0; k < n; ++k) xb[0] += yb[k] * double(k + 1);
+    });
+    std::set<tapeflow::identifier> ids;
+    for (std::size_t k = 0; k < n; ++k) {
+        CHECK(y[k].value() == double(k + 1) * 0.75);
+        ids.insert(y[k].id());
+    }
+    CHECK(ids.size() == n);
+    CHECK(ids.count(0) == 0);
+    CHECK(ids.count(x.id()) == 0);
+    if (keep) CHECK(y[7].id() == y7);
+    Real f = 0.0;
+    for (std::size_t k = 0; k < n; ++k) f += (1.0 / double(k + 1) + double(k)) * y[k];
+    t.register_output(f);
+    t.stop_recording();
+    t.set_adjoint(f, 1.0);
+    t.sweep();
+    double expected = 0;
+    for (std::size_t k = 0; k < n; ++k) expected += 1.0 + double(k) * double(k + 1);
+    CHECK(t.adjoint(x) == Approx(expected).epsilon(1e-13));
 }
 
 TEST_CASE("add_inputs / add_outputs: an accessor that throws leaves nothing declared") {

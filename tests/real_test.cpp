@@ -77,6 +77,40 @@ TEST_CASE("assigning a number makes a variable passive and frees its identifier"
     CHECK(r.tape.adjoint(x) == 5.0);
 }
 
+TEST_CASE("assigning a passive Real: no record, the variable becomes passive and frees its identifier") {
+    // What Eigen's setZero() and fill() do to a matrix of Real: copy-assign
+    // a passive Real to each element.
+    recording r;
+    Real x = 2.0;
+    r.tape.register_input(x);
+    Real y = x * x;
+    Real w = x * 3.0;
+    const Real seven = 7.0;
+    const auto s0 = r.statements();
+    const auto live = r.tape.statistics().live_identifiers;
+    y = seven;
+    CHECK_FALSE(y.is_active());
+    CHECK(y.value() == 7.0);
+    CHECK(r.statements() == s0);
+    CHECK(r.tape.statistics().live_identifiers == live - 1);
+    const Real& same = y;
+    y = same;  // a passive variable assigned to itself changes nothing
+    CHECK(y.value() == 7.0);
+    CHECK_FALSE(y.is_active());
+    // an active one still records: w = x again (one statement)
+    Real v = x;
+    w = v;
+    CHECK(w.is_active());
+    CHECK(r.statements() == s0 + 2);
+    // d(y x + w)/dx with y the constant 7 and w = x: 7 + 1
+    Real z = y * x + w;
+    r.tape.register_output(z);
+    r.tape.stop_recording();
+    r.tape.set_adjoint(z, 1.0);
+    r.tape.sweep();
+    CHECK(r.tape.adjoint(x) == 8.0);
+}
+
 TEST_CASE("self-referencing assignments keep the right dependencies") {
     recording r;
     Real x = 1.5;

@@ -325,32 +325,44 @@ public:
         // Identifiers first, Reals last: if taping fails, no output changes.
         // An output gets a new identifier unless it already holds one of
         // this tape (y = f(y) keeps y's).
-        auto fresh = [this](const real_type& y) { return y.id_ == 0 || y.tag_ != tape_.serial(); };
-        pooled_buffer<identifier> ids(tape_.identifier_buffers(), outputs_.size());
+        const std::uint32_t serial = tape_.serial();
+        auto fresh = [serial](const real_type& y) { return (y.id_ == 0) | (y.tag_ != serial); };
+        const std::size_t m = outputs_.size();
+        real_type* const* const ys = outputs_.data();
+        pooled_buffer<identifier> ids(tape_.identifier_buffers(), m);
         std::unique_ptr<external_entry<Scalar>> entry;
         const std::vector<identifier>* output_ids = nullptr;  // in the entry, then on the tape
         try {
-            for (const real_type* y : outputs_)  // room reserved: push_back does not allocate
-                ids->push_back(fresh(*y) ? tape_.acquire_identifier() : y->id_);
+            ids->resize(m);  // 0 where nothing was acquired yet (see the catch below)
+            identifier* const out = ids->data();
+            bool all_fresh = true;
+            for (std::size_t i = 0; i < m; ++i) all_fresh &= fresh(*ys[i]);
+            if (all_fresh) {  // the elements of a new matrix: in one call
+                tape_.acquire_identifiers(m, out);
+            } else {
+                for (std::size_t i = 0; i < m; ++i) out[i] = fresh(*ys[i]) ? tape_.acquire_identifier() : ys[i]->id_;
+            }
             auto made = std::make_unique<detail::custom_entry<Scalar, Reverse>>(
                 std::move(inputs_), std::move(ids), std::move(reverse), captured_bytes, every_sweep_);
             output_ids = &made->output_identifiers();
             entry = std::move(made);
             tape_.push_external(std::move(entry));
-        } catch (...) {  // give back the identifiers acquired so far
+        } catch (...) {  // give back the identifiers acquired so far (release(0) does nothing)
             const std::vector<identifier>& acquired = output_ids != nullptr ? *output_ids : *ids;
             for (std::size_t i = 0; i < acquired.size(); ++i) {
                 identifier id = acquired[i];
-                if (fresh(*outputs_[i])) tape_.release(id, tape_.serial());
+                if (fresh(*ys[i])) tape_.release(id, serial);
             }
             throw;
         }
-        for (std::size_t i = 0; i < outputs_.size(); ++i) {
-            real_type& y = *outputs_[i];
-            if (fresh(y)) tape_.release(y.id_, y.tag_);  // a foreign or old identifier goes
-            y.id_ = (*output_ids)[i];
-            y.tag_ = tape_.serial();
-            y.value_ = (*values_)[i];
+        const identifier* const new_ids = output_ids->data();
+        const Scalar* const values = values_->data();
+        for (std::size_t i = 0; i < m; ++i) {
+            real_type& y = *ys[i];
+            if (fresh(y)) tape_.release(y.id_, y.tag_);  // another tape's identifier goes
+            y.id_ = new_ids[i];
+            y.tag_ = serial;
+            y.value_ = values[i];
         }
     }
 

@@ -77,8 +77,13 @@ public:
 
     TAPEFLOW_ALWAYS_INLINE ~basic_real() { drop_identifier(); }
 
-    basic_real& operator=(const basic_real& other) {
-        if (this != &other) assign(detail::capture<Scalar>(other));
+    TAPEFLOW_ALWAYS_INLINE basic_real& operator=(const basic_real& other) {
+        if (other.id_ == 0) {  // a passive value (Eigen's setZero, fill): what recording it would do
+            drop_identifier();
+            value_ = other.value_;
+        } else if (this != &other) {
+            assign(detail::capture<Scalar>(other));
+        }
         return *this;
     }
     basic_real& operator=(basic_real&& other) noexcept {

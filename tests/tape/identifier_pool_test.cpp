@@ -115,3 +115,50 @@ TEST_CASE("pools minting from shared identifiers hand out the owner's free ones,
         if (id != *seen.begin()) CHECK(seen.count(id) == 0);
     CHECK(back.size() == std::size_t(highest_before) - (seen.size() - 1));
 }
+
+namespace {
+
+// The same history on any pool: identifiers freed while records are on the
+// tape (used), freed before a reset (unused), and some still held.
+void give_history(tapeflow::identifier_pool& pool) {
+    std::vector<tapeflow::identifier> held;
+    for (int i = 0; i < 40; ++i) held.push_back(pool.acquire());
+    for (int i = 0; i < 40; i += 3) pool.release(held[std::size_t(i)]);  // 14 freed, scattered
+    pool.tape_emptied();                                               // they are unused now
+    for (int i = 1; i < 40; i += 4) pool.release(held[std::size_t(i)]);  // 10 used ones
+}
+
+}  // namespace
+
+TEST_CASE("acquire(count, out) hands out what acquire() one at a time would, in the same order") {
+    // 5: from the used list; 10: used, then unused; 30: all free ones, then new ones
+    const std::size_t count = GENERATE(std::size_t(0), std::size_t(5), std::size_t(10), std::size_t(30));
+    INFO("count " << count);
+    tapeflow::identifier_pool one_by_one, at_once;
+    give_history(one_by_one);
+    give_history(at_once);
+    std::vector<tapeflow::identifier> expected, got(count);
+    for (std::size_t k = 0; k < count; ++k) expected.push_back(one_by_one.acquire());
+    at_once.acquire(count, got.data());
+    CHECK(got == expected);
+    CHECK(at_once.highest() == one_by_one.highest());
+    CHECK(at_once.live() == one_by_one.live());
+    // and the pools go on alike
+    CHECK(at_once.acquire() == one_by_one.acquire());
+    CHECK(at_once.acquire_unused() == one_by_one.acquire_unused());
+}
+
+TEST_CASE("acquire_unused(count, out) hands out what acquire_unused() one at a time would") {
+    const std::size_t count = GENERATE(std::size_t(3), std::size_t(14), std::size_t(25));
+    INFO("count " << count);
+    tapeflow::identifier_pool one_by_one, at_once;
+    give_history(one_by_one);
+    give_history(at_once);
+    std::vector<tapeflow::identifier> expected, got(count);
+    for (std::size_t k = 0; k < count; ++k) expected.push_back(one_by_one.acquire_unused());
+    at_once.acquire_unused(count, got.data());
+    CHECK(got == expected);
+    CHECK(std::set<tapeflow::identifier>(got.begin(), got.end()).size() == count);
+    CHECK(at_once.highest() == one_by_one.highest());
+    CHECK(at_once.acquire() == one_by_one.acquire());  // the used list untouched
+}

@@ -16,6 +16,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -1144,6 +1145,74 @@ TEST_CASE("register_inputs(first, last, values) on an empty tape: passive, forei
     std::vector<double> g(3);
     t.adjoints(x.begin(), x.end(), g.begin());
     CHECK(g == std::vector<double>{3.0, 2.0, 10.0});
+}
+
+TEST_CASE("register_inputs(first, last) over several chunks: passive, foreign and own variables all become inputs") {
+    // The passive ones take their identifiers a chunk (256) at a time; a
+    // chunk with an active variable goes one by one. y = sum (i + 1) x_i.
+    const std::size_t n = 700;
+    tapeflow::tape other;
+    std::vector<Real> x(n);
+    for (std::size_t i = 0; i < n; ++i) x[i] = 0.5 * double(i);
+    other.start_recording();
+    other.register_input(x[300]);  // the other tape's
+    other.stop_recording();
+    tapeflow::tape t;
+    t.start_recording();
+    t.register_input(x[10]);  // already this tape's
+    t.register_input(x[650]);
+    t.stop_recording();
+    const tapeflow::identifier own10 = x[10].id(), own650 = x[650].id();
+    t.reset();
+    t.start_recording();
+    t.register_inputs(x.begin(), x.end());
+    std::set<tapeflow::identifier> ids;
+    for (const Real& xi : x) {
+        CHECK(xi.tape_tag() == t.serial());
+        ids.insert(xi.id());
+    }
+    CHECK(ids.size() == n);
+    CHECK(ids.count(0) == 0);
+    CHECK(x[10].id() == own10);  // kept: the tape holds nothing yet
+    CHECK(x[650].id() == own650);
+    Real y = 0.0;
+    for (std::size_t i = 0; i < n; ++i) y += double(i + 1) * x[i];
+    t.register_output(y);
+    t.stop_recording();
+    t.set_adjoint(y, 1.0);
+    t.sweep();
+    std::vector<double> g(n);
+    t.adjoints(x.begin(), x.end(), g.begin());
+    for (std::size_t i = 0; i < n; ++i) CHECK(g[i] == double(i + 1));
+}
+
+TEST_CASE("register_inputs(first, last) after statements: no input takes an identifier that a record assigns") {
+    const std::size_t n = 600;  // more than two chunks of inputs, more dead temporaries than that
+    tapeflow::tape t;
+    t.start_recording();
+    Real a = 1.5;
+    t.register_input(a);
+    Real b = 0.0;
+    std::set<tapeflow::identifier> dead;
+    {
+        std::vector<Real> u(n);
+        for (Real& ui : u) {
+            ui = a * a;  // a record assigns ui's identifier
+            dead.insert(ui.id());
+            b += 2.0 * ui;
+        }
+    }  // the temporaries die: their identifiers are free for statements only
+    std::vector<Real> z(n, Real(3.0));
+    t.register_inputs(z.begin(), z.end());
+    for (const Real& zi : z) CHECK(dead.count(zi.id()) == 0);
+    Real y = b;
+    for (const Real& zi : z) y += zi * zi;
+    t.register_output(y);
+    t.stop_recording();
+    t.set_adjoint(y, 1.0);
+    t.sweep();
+    CHECK(t.adjoint(a) == Approx(2.0 * double(n) * 2.0 * 1.5).epsilon(1e-14));  // d(2 n a^2)/da
+    for (const Real& zi : z) CHECK(t.adjoint(zi) == 2.0 * 3.0);
 }
 
 TEST_CASE("register_input(x, value) after a statement gives a fresh identifier, and its misuse") {

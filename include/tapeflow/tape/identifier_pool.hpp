@@ -91,6 +91,40 @@ public:
         return handed_out(mint());
     }
 
+    /// acquire() `count` times, into out[0 .. count): the same identifiers
+    /// in the same order. For the elements of a matrix: one by one, each
+    /// identifier stores the free list's length and the next loads it again
+    /// (a chain through memory); this copies from the list. If it throws
+    /// (too many identifiers, or no memory), none is taken.
+    void acquire(std::size_t count, identifier* out) {
+        const std::size_t from_used = std::min(count, used_size_);
+        for (std::size_t k = 0; k < from_used; ++k) out[k] = used_[used_size_ - 1 - k];
+        used_size_ -= from_used;
+        try {
+            acquire_unused(count - from_used, out + from_used);
+        } catch (...) {  // back where they were, in their order
+            for (std::size_t k = from_used; k > 0; --k) used_[used_size_++] = out[k - 1];
+            throw;
+        }
+        for (std::size_t k = 0; k < from_used; ++k) handed_out(out[k]);
+    }
+    /// acquire_unused() `count` times, into out[0 .. count). If it throws,
+    /// none is taken.
+    void acquire_unused(std::size_t count, identifier* out) {
+        const std::size_t from_unused = std::min(count, unused_.size());
+        const identifier* const top = unused_.data() + unused_.size();
+        for (std::size_t k = 0; k < from_unused; ++k) out[k] = top[-1 - std::ptrdiff_t(k)];
+        std::size_t minted = from_unused;
+        try {
+            for (; minted < count; ++minted) out[minted] = mint();
+        } catch (...) {  // minted ones are free ones now (used: room for every identifier)
+            for (std::size_t k = from_unused; k < minted; ++k) release(out[k]);
+            throw;
+        }
+        unused_.resize(unused_.size() - from_unused);
+        for (std::size_t k = 0; k < count; ++k) handed_out(out[k]);
+    }
+
     /// Gives `id` back; the caller must own it. Never allocates: the used
     /// list has room for every identifier ever minted. A release beyond that
     /// (an identifier given back twice) is ignored rather than written past

@@ -46,6 +46,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <cstdint>
@@ -233,7 +234,11 @@ public:
         check_can_register("register_inputs");
         const bool fresh = holds_nothing();
         const std::uint32_t tag = serial();
-        for (; first != last; ++first) make_input(*first, fresh, tag);
+        if constexpr (std::is_base_of_v<std::random_access_iterator_tag,
+                                        typename std::iterator_traits<ForwardIt>::iterator_category>)
+            make_inputs(first, std::size_t(last - first), fresh, tag);
+        else
+            for (; first != last; ++first) make_input(*first, fresh, tag);
     }
 
     /// `x = value; register_input(x);` in one call. An `x` that is already
@@ -534,6 +539,9 @@ public:
     /// A fresh identifier that a record may assign (give it back by
     /// assigning or destroying the variable that holds it).
     identifier acquire_identifier() { return recorder_.identifiers().acquire(); }
+    /// acquire_identifier() `count` times, into out[0 .. count); if it
+    /// throws, none is taken.
+    void acquire_identifiers(std::size_t count, identifier* out) { recorder_.identifiers().acquire(count, out); }
     /// Appends an external entry and its record; the tape owns the entry
     /// until a reset drops it. If this throws, `entry` still owns it.
     void push_external(std::unique_ptr<external_entry<Scalar>>&& entry) {
@@ -625,6 +633,35 @@ private:
     // `tag` is serial(), read by the caller once for a range (read here, it
     // was read again for every element: black_scholes' 100 000 inputs, 14
     // -> 10 instructions each, docs/performance.md).
+    // make_input on the n variables at `first`, a chunk at a time: a chunk
+    // of passive variables (as after `A = values.cast<Real>()`) takes its
+    // identifiers from the pool in one call (identifier_pool::acquire).
+    template <class RandomIt>
+    void make_inputs(RandomIt first, std::size_t n, bool fresh, std::uint32_t tag) {
+        constexpr std::size_t chunk = 256;
+        identifier ids[chunk];
+        identifier_pool& pool = recorder_.identifiers();
+        while (n != 0) {
+            const std::size_t c = std::min(n, chunk);
+            bool passive = true;
+            for (std::size_t k = 0; k < c; ++k) passive &= first[std::ptrdiff_t(k)].id_ == 0;
+            if (passive) {
+                if (fresh)
+                    pool.acquire(c, ids);
+                else
+                    pool.acquire_unused(c, ids);
+                for (std::size_t k = 0; k < c; ++k) {
+                    real_type& x = first[std::ptrdiff_t(k)];
+                    x.id_ = ids[k];
+                    x.tag_ = tag;
+                }
+            } else {
+                for (std::size_t k = 0; k < c; ++k) make_input(first[std::ptrdiff_t(k)], fresh, tag);
+            }
+            first += std::ptrdiff_t(c);
+            n -= c;
+        }
+    }
     TAPEFLOW_ALWAYS_INLINE void make_input(real_type& x, bool fresh, std::uint32_t tag) {
         if (fresh && x.id_ != 0 && x.tag_ == tag) return;
         release(x.id_, x.tag_);
