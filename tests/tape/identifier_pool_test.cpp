@@ -125,40 +125,33 @@ void give_history(tapeflow::identifier_pool& pool) {
     for (int i = 0; i < 40; ++i) held.push_back(pool.acquire());
     for (int i = 0; i < 40; i += 3) pool.release(held[std::size_t(i)]);  // 14 freed, scattered
     pool.tape_emptied();                                               // they are unused now
-    for (int i = 1; i < 40; i += 4) pool.release(held[std::size_t(i)]);  // 10 used ones
+    for (int i = 1; i < 40; i += 3) pool.release(held[std::size_t(i)]);  // 13 used ones, others
 }
 
 }  // namespace
 
-TEST_CASE("acquire(count, out) hands out what acquire() one at a time would, in the same order") {
-    // 5: from the used list; 10: used, then unused; 30: all free ones, then new ones
-    const std::size_t count = GENERATE(std::size_t(0), std::size_t(5), std::size_t(10), std::size_t(30));
-    INFO("count " << count);
+TEST_CASE("acquire(count, out) and acquire_unused(count, out) hand out what one call each would, in that order") {
+    // acquire: 5 from the used list; 20 used, then unused; 35 every free
+    // one (27), then new ones. acquire_unused: 3 and 14 unused, 25 then new ones.
+    const bool unused = GENERATE(false, true);
+    const std::size_t count = unused ? GENERATE(std::size_t(3), std::size_t(14), std::size_t(25))
+                                     : GENERATE(std::size_t(0), std::size_t(5), std::size_t(20), std::size_t(35));
+    INFO((unused ? "acquire_unused" : "acquire") << ", count " << count);
     tapeflow::identifier_pool one_by_one, at_once;
     give_history(one_by_one);
     give_history(at_once);
     std::vector<tapeflow::identifier> expected, got(count);
-    for (std::size_t k = 0; k < count; ++k) expected.push_back(one_by_one.acquire());
-    at_once.acquire(count, got.data());
+    for (std::size_t k = 0; k < count; ++k)
+        expected.push_back(unused ? one_by_one.acquire_unused() : one_by_one.acquire());
+    if (unused)
+        at_once.acquire_unused(count, got.data());
+    else
+        at_once.acquire(count, got.data());
     CHECK(got == expected);
+    CHECK(std::set<tapeflow::identifier>(got.begin(), got.end()).size() == count);
     CHECK(at_once.highest() == one_by_one.highest());
     CHECK(at_once.live() == one_by_one.live());
     // and the pools go on alike
     CHECK(at_once.acquire() == one_by_one.acquire());
     CHECK(at_once.acquire_unused() == one_by_one.acquire_unused());
-}
-
-TEST_CASE("acquire_unused(count, out) hands out what acquire_unused() one at a time would") {
-    const std::size_t count = GENERATE(std::size_t(3), std::size_t(14), std::size_t(25));
-    INFO("count " << count);
-    tapeflow::identifier_pool one_by_one, at_once;
-    give_history(one_by_one);
-    give_history(at_once);
-    std::vector<tapeflow::identifier> expected, got(count);
-    for (std::size_t k = 0; k < count; ++k) expected.push_back(one_by_one.acquire_unused());
-    at_once.acquire_unused(count, got.data());
-    CHECK(got == expected);
-    CHECK(std::set<tapeflow::identifier>(got.begin(), got.end()).size() == count);
-    CHECK(at_once.highest() == one_by_one.highest());
-    CHECK(at_once.acquire() == one_by_one.acquire());  // the used list untouched
 }
