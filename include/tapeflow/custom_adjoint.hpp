@@ -87,12 +87,13 @@ template <class Scalar, class Reverse>
 class custom_entry final : public external_entry<Scalar> {
 public:
     custom_entry(pooled_buffer<identifier> inputs, pooled_buffer<identifier> outputs, Reverse reverse,
-                 std::size_t captured_bytes, bool every_sweep)
+                 std::size_t captured_bytes, bool every_sweep, bool updates_in_place)
         : inputs_(std::move(inputs)),
           outputs_(std::move(outputs)),
           reverse_(std::move(reverse)),
           captured_bytes_(captured_bytes),
-          every_sweep_(every_sweep) {}
+          every_sweep_(every_sweep),
+          updates_in_place_(updates_in_place) {}
 
     // A rule that takes lanes: rule(y_bar, x_bar, lanes) with lane l of
     // output i at y_bar[i * lanes + l] (x_bar likewise).
@@ -170,8 +171,18 @@ public:
 
     const std::vector<identifier>& output_identifiers() const noexcept { return *outputs_; }
 
+    // Every output, but for an entry that updates in place
+    // (basic_custom_adjoint::updates_in_place) not the outputs that are also
+    // inputs: like `s += e`, they keep what they were (reset(position)).
     bool assigned_identifiers(std::vector<identifier>& out) const override {
-        out.insert(out.end(), outputs_->begin(), outputs_->end());
+        if (!updates_in_place_) {
+            out.insert(out.end(), outputs_->begin(), outputs_->end());
+            return true;
+        }
+        std::vector<identifier> inputs(inputs_->begin(), inputs_->end());
+        std::sort(inputs.begin(), inputs.end());
+        for (const identifier id : *outputs_)
+            if (!std::binary_search(inputs.begin(), inputs.end(), id)) out.push_back(id);
         return true;
     }
 
@@ -186,6 +197,7 @@ private:
     Reverse reverse_;
     std::size_t captured_bytes_;
     bool every_sweep_;  // run the rule even when every output adjoint is 0
+    bool updates_in_place_;  // an output that is an input is updated, not assigned
 };
 
 }  // namespace detail
@@ -343,7 +355,8 @@ public:
                 for (std::size_t i = 0; i < m; ++i) out[i] = fresh(*ys[i]) ? tape_.acquire_identifier() : ys[i]->id_;
             }
             auto made = std::make_unique<detail::custom_entry<Scalar, Reverse>>(
-                std::move(inputs_), std::move(ids), std::move(reverse), captured_bytes, every_sweep_);
+                std::move(inputs_), std::move(ids), std::move(reverse), captured_bytes, every_sweep_,
+                updates_in_place_);
             output_ids = &made->output_identifiers();
             entry = std::move(made);
             tape_.push_external(std::move(entry));
@@ -377,6 +390,17 @@ public:
     /// 0 (in a vector sweep, a one-lane rule runs for every lane).
     void run_in_every_sweep() noexcept { every_sweep_ = true; }
 
+    /// For an entry that adds to its outputs in place, y += g(x): an output
+    /// that is also an input (so it keeps its identifier) is its old value
+    /// plus what the entry adds, and the rule passes its output adjoint to
+    /// that input's slot unchanged (a partial of exactly 1). reset(position)
+    /// then treats it as it treats s in `s += e` when it drops the entry: the
+    /// records before the position still see it (docs/tape.md). Without
+    /// this call an output in place is assigned, y = f(y): a constant after
+    /// a reset(position) that drops the entry. The Eigen products call it
+    /// for C += A * B.
+    void updates_in_place() noexcept { updates_in_place_ = true; }
+
 private:
     void check_distinct_outputs() const {
         std::vector<const real_type*> sorted(outputs_.begin(), outputs_.end());
@@ -394,6 +418,7 @@ private:
     bool done_ = false;
     bool check_distinct_ = true;
     bool every_sweep_ = false;
+    bool updates_in_place_ = false;
 };
 
 using custom_adjoint = basic_custom_adjoint<double>;

@@ -395,6 +395,46 @@ TEST_CASE("accumulating products: C += A * B, C -= A * B, C.noalias() = A * B") 
     SECTION("C.noalias() += A * B, A and B passive") { check_product(x, accumulate(6), 1); }
 }
 
+TEST_CASE("C.noalias() += A * B dropped by reset(position) updates C as s += e does, one entry or per scalar") {
+    // A prefix sets C(0, 0) = 2 a; the piece C += A B (-=, or v += M w) is
+    // dropped by reset(p); then J = C(0, 0)^2. As for s += e, C(0, 0) after
+    // the reset is its value at p plus a constant: dJ/da = 4 C(0, 0). n = 6
+    // is below the coefficient-based threshold (taped per scalar), n = 7 is
+    // one entry; a matrix-vector product is one entry at every size.
+    const Index n = GENERATE(Index(6), Index(7));
+    const int form = GENERATE(0, 1, 2);
+    INFO("n " << n << ", form " << form);
+    const double a0 = 0.5;
+    tapeflow::tape tape;
+    tape.start_recording();
+    Real a = a0;
+    tape.register_input(a);
+    MatrixX<Real> c = MatrixX<Real>::Constant(n, n, 0.0);
+    const MatrixX<Real> ma = MatrixX<Real>::Constant(n, n, 0.1), mb = MatrixX<Real>::Constant(n, n, 0.2);
+    VectorX<Real> v = VectorX<Real>::Constant(n, 0.0);
+    const VectorX<Real> w = VectorX<Real>::Constant(n, 0.3);
+    c(0, 0) = 2.0 * a;
+    v(0) = 2.0 * a;
+    const tapeflow::position p = tape.get_position();
+    const std::size_t externals = tape.statistics().externals;
+    switch (form) {
+        case 0: c.noalias() += ma * mb; break;
+        case 1: c.noalias() -= ma * mb; break;
+        default: v.noalias() += ma * w; break;
+    }
+    CHECK((tape.statistics().externals > externals) == (n == 7 || form == 2));
+    tape.reset(p);
+    const Real& y = form == 2 ? v(0) : c(0, 0);
+    const double expected_y = 2 * a0 + (form == 0 ? 0.02 : form == 1 ? -0.02 : 0.03) * double(n);
+    CHECK(y.value() == Approx(expected_y).epsilon(1e-14));
+    Real J = y * y;
+    tape.register_output(J);
+    tape.stop_recording();
+    tape.set_adjoint(J, 1.0);
+    tape.sweep();
+    CHECK(tape.adjoint(a) == Approx(4 * expected_y).epsilon(1e-14));
+}
+
 // ---- the three scalar pairings ---------------------------------------------------
 
 TEST_CASE("Real x double and double x Real products, matrix-matrix and matrix-vector") {

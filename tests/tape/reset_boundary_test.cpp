@@ -382,6 +382,62 @@ TEST_CASE("reset(position): a custom adjoint's output assigned after the positio
     CHECK(gradient(tape, y, x) == Approx(3 * std::sin(x0)).epsilon(1e-14));
 }
 
+TEST_CASE("reset(position): an entry that updates in place keeps what its output was, one that assigns does not") {
+    // s = 2 x before p; after p an entry s += 3 x (s an input and an output,
+    // the rule passes its adjoint on unchanged), dropped by reset(p); then
+    // y = s^2. Updated in place, s after the reset is 2 x plus a constant:
+    // dy/dx = 4 s. Without updates_in_place() the entry assigns s: a constant.
+    const bool update = GENERATE(true, false);
+    INFO((update ? "updates_in_place()" : "assigned in place"));
+    const double x0 = 0.7;
+    recording r(x0);
+    tapeflow::tape& tape = r.tape;
+    Real& x = r.x;
+    Real s = x * 2.0;
+    const tapeflow::position p = tape.get_position();
+    {
+        tapeflow::custom_adjoint op(tape);
+        op.add_input(s);
+        op.add_input(x);
+        op.add_output(s, 2 * x0 + 3 * x0);
+        if (update) op.updates_in_place();
+        op.record([](const double* yb, double* xb) {
+            xb[0] += yb[0];
+            xb[1] += 3 * yb[0];
+        });
+    }
+    tape.reset(p);
+    CHECK(s.value() == 2 * x0 + 3 * x0);
+    Real y = s * s;
+    CHECK(gradient(tape, y, x) == Approx(update ? 4 * 5 * x0 : 0.0).epsilon(1e-14));
+}
+
+TEST_CASE("reset(position) to a position at the start of the recording keeps that position valid") {
+    // p taken after the inputs, before any record: the pattern of
+    // sweep_in_pieces with an empty prefix. Each piece J = a^2 is swept to p
+    // and dropped; the adjoints kept at the start add up: 2 pieces x 2 a.
+    tapeflow::tape tape;
+    tape.start_recording();
+    Real a = 0.5;
+    tape.register_input(a);
+    tape.stop_recording();
+    const tapeflow::position p = tape.get_position();
+    tapeflow::position inside;
+    for (int piece = 0; piece < 2; ++piece) {
+        tape.start_recording();
+        Real J = a * a;
+        inside = tape.get_position();  // past the start: dropped with the piece
+        tape.register_output(J);
+        tape.stop_recording();
+        tape.set_adjoint(J, 1.0);
+        tape.sweep(p);
+        tape.reset(p);
+    }
+    CHECK_THROWS_WITH(tape.sweep(inside, tapeflow::position{}), Catch::Contains("no longer on the tape"));
+    tape.sweep(p, tapeflow::position{});
+    CHECK(tape.adjoint(a) == 2 * 2 * 0.5);
+}
+
 TEST_CASE("reset(position): variables a parallel region assigned after the position are constants") {
     const double x0 = 1.25;
     recording r(x0);

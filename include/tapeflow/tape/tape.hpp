@@ -485,8 +485,8 @@ public:
         detail::reset_boundary<Scalar> boundary;
         if (staged) boundary = stage_boundary(to, end);  // first: it may throw
         adjoints_.records_dropped();
-        if (to.statements == 0) {  // a new epoch and no truncation to remember
-            forget_records();
+        if (to.statements == 0) {  // every record goes, but `to` (the start) stays on the tape
+            forget_records(/*keep_start=*/true);
             if (staged) commit_boundary(std::move(boundary));
             return;
         }
@@ -691,10 +691,15 @@ private:
 
     // Empties the tape (memory kept); adjoints are left as they are, and
     // what reset(position) set aside goes (reset(position) at the start
-    // sets it aside again, reset() has zeroed it).
-    void forget_records() {
+    // sets it aside again, reset() has zeroed it). Every position taken so
+    // far is off the tape, but with `keep_start` (reset(position) to the
+    // start) those at the start of this recording stay valid.
+    void forget_records(bool keep_start = false) {
         tell_recorded();
-        epochs_.records_dropped();
+        if (keep_start)
+            epochs_.records_dropped_after(0);
+        else
+            epochs_.records_dropped();
         swept_ = false;
         boundaries_.clear();
         lanes_stopped_ = false;

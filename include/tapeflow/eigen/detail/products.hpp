@@ -209,9 +209,11 @@ void record_product(Eigen::Index rows, Eigen::Index cols, Eigen::Index depth, co
     }
     op.assume_distinct_outputs();  // the elements of one matrix
     const std::size_t res_at = op.inputs();
-    if (res_active)
+    if (res_active) {
         for (Index j = 0; j < cols; ++j)
             op.add_inputs(std::size_t(rows), [&](std::size_t i) -> decltype(auto) { return res(Index(i), j); });
+        op.updates_in_place();  // C += A B: as s += e for reset(position), also for a small product taped per scalar
+    }
 
     // keep only what the reverse rule reads
     if (!alpha_active) c_data.give_back();
