@@ -489,6 +489,8 @@ TEST_CASE("reset(position) and vector sweeps") {
         bar.set(y, 0, 1.0);
         tape.sweep(bar, p);
         tape.reset(p);
+        CHECK_THROWS_WITH(tape.sweep(bar), Catch::Contains("clear() them after reading them"));
+        bar.clear();
         CHECK_THROWS_WITH(tape.sweep(bar), Catch::Contains("sweep the lanes to the start"));
         // scalar sweeps are not affected
         tape.set_adjoint(keep, 1.0);
@@ -513,6 +515,33 @@ TEST_CASE("reset(position) and vector sweeps") {
         again.set(z, 1, 1.0);
         tape.sweep(again);
         CHECK(again.get(x, 1) == Approx(15 * x0).epsilon(1e-14));
+    }
+    SECTION("lane adjoints swept before the reset: refused until cleared, then right") {
+        // An input u of the piece dies after the sweep with its row still
+        // 5 x0 (3 x0); the next piece's w takes u's identifier. Read as w's
+        // row, that stale value gave dz/dx = 41.4 where 10 is right.
+        tapeflow::lane_adjoints<double, 2> bar(tape);
+        {
+            Real u = 0.7;
+            tape.register_input(u);
+            Real y = u * keep;
+            tape.register_output(y);
+            tape.stop_recording();
+            bar.set(y, 0, 1.0);
+            tape.sweep(bar);
+            CHECK(bar.get(x, 0) == Approx(0.7 * 3).epsilon(1e-14));
+        }
+        tape.reset(p);
+        tape.start_recording();
+        Real w = keep * 5.0;
+        Real z = w * 1.0;
+        tape.register_output(z);
+        tape.stop_recording();
+        CHECK_THROWS_WITH(tape.sweep(bar), Catch::Contains("clear() them after reading them"));
+        bar.clear();
+        bar.set(z, 0, 1.0);
+        tape.sweep(bar);
+        CHECK(bar.get(x, 0) == Approx(15.0).epsilon(1e-14));  // d(5 (3 x))/dx
     }
 }
 

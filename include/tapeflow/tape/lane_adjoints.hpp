@@ -31,6 +31,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -61,16 +62,29 @@ public:
 
     /// Adjoints (all 0) for the variables of `tape`; only that tape sweeps them.
     explicit lane_adjoints(const tape_type& tape) : tape_(&tape) {}
-    lane_adjoints(const lane_adjoints& other) : tape_(other.tape_) {
+    lane_adjoints(const lane_adjoints& other) : tape_(other.tape_), swept_epoch_(other.swept_epoch_) {
         grow(other.size_ / Lanes);
         for (std::size_t i = 0; i < size_; ++i) values_[i] = other.values_[i];
     }
-    lane_adjoints(lane_adjoints&& other) noexcept = default;  // the buffer moves, values_ stays in it
+    // The buffer moves (values_ stays in it); `other` is left empty, not
+    // pointing into the buffer it no longer owns.
+    lane_adjoints(lane_adjoints&& other) noexcept
+        : tape_(other.tape_),
+          storage_(std::move(other.storage_)),
+          values_(other.values_),
+          size_(other.size_),
+          swept_epoch_(other.swept_epoch_) {
+        other.storage_.clear();
+        other.values_ = nullptr;
+        other.size_ = 0;
+        other.swept_epoch_ = 0;
+    }
     lane_adjoints& operator=(lane_adjoints other) noexcept {
         tape_ = other.tape_;
         storage_.swap(other.storage_);
         std::swap(values_, other.values_);
         std::swap(size_, other.size_);
+        std::swap(swept_epoch_, other.swept_epoch_);
         return *this;
     }
 
@@ -103,9 +117,12 @@ public:
         return value(id, lane);
     }
 
-    /// Sets every adjoint of every lane to 0 (keeps the memory).
+    /// Sets every adjoint of every lane to 0 (keeps the memory). Needed
+    /// before seeding again after the tape was reset: a sweep refuses lane
+    /// adjoints that it swept before the tape's last reset.
     void clear() noexcept {
         for (std::size_t i = 0; i < size_; ++i) values_[i] = Scalar(0);
+        swept_epoch_ = 0;
     }
 
     const tape_type& tape() const noexcept { return *tape_; }
@@ -169,6 +186,7 @@ private:
     std::vector<Scalar> storage_;  // values_ and the padding that aligns it
     Scalar* values_ = nullptr;     // values_[id * Lanes + lane], size_ of them
     std::size_t size_ = 0;
+    std::uint64_t swept_epoch_ = 0;  // the tape's reset count at the last sweep of these; 0: none since clear()
 };
 
 }  // namespace tapeflow

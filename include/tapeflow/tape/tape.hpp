@@ -430,6 +430,14 @@ public:
         if (&bar.tape() != this)
             throw usage_error("sweep(lane_adjoints): the lane adjoints were made for another tape; make "
                               "them with the tape being swept (tapeflow::lane_adjoints<S, N> bar(tape);)");
+        // Rows left by a sweep before a reset belong to identifiers that
+        // variables may have given back since and new ones taken: a sweep
+        // would read them as the new variables' (the tape cannot clear
+        // lane adjoints it does not own).
+        if (bar.swept_epoch_ != 0 && bar.swept_epoch_ != epochs_.current())
+            throw usage_error("a vector sweep (lane_adjoints) with lane adjoints already swept before the tape's "
+                              "last reset: their rows may hold values at identifiers that new variables took "
+                              "since; clear() them after reading them (or make new ones), then seed again");
         for (const auto& b : boundaries_)
             if (b.lanes_kept && to <= b.at && b.at <= from)
                 throw usage_error("a vector sweep (lane_adjoints) passes a position the tape was reset to "
@@ -446,6 +454,7 @@ public:
         // lane adjoints kept above the start, that a reset(position) could
         // not set aside (the last vector sweep decides)
         lanes_stopped_ = to.statements != 0;
+        bar.swept_epoch_ = epochs_.current();
     }
 
     // ---- reset --------------------------------------------------------------
