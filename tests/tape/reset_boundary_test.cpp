@@ -518,8 +518,8 @@ TEST_CASE("reset(position) and vector sweeps") {
     }
     SECTION("lane adjoints swept before the reset: refused until cleared, then right") {
         // An input u of the piece dies after the sweep with its row still
-        // 5 x0 (3 x0); the next piece's w takes u's identifier. Read as w's
-        // row, that stale value gave dz/dx = 41.4 where 10 is right.
+        // dy/du = keep = 3 x0; the next piece's w takes u's identifier, and
+        // a sweep of the same lane adjoints would read that row as w's.
         tapeflow::lane_adjoints<double, 2> bar(tape);
         {
             Real u = 0.7;

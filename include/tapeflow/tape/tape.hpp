@@ -642,6 +642,13 @@ private:
     // `tag` is serial(), read by the caller once for a range (read here, it
     // was read again for every element: black_scholes' 100 000 inputs, 14
     // -> 10 instructions each, docs/performance.md).
+    TAPEFLOW_ALWAYS_INLINE void make_input(real_type& x, bool fresh, std::uint32_t tag) {
+        if (fresh && x.id_ != 0 && x.tag_ == tag) return;
+        release(x.id_, x.tag_);
+        identifier_pool& ids = recorder_.identifiers();
+        x.id_ = fresh ? ids.acquire() : ids.acquire_unused();
+        x.tag_ = tag;
+    }
     // make_input on the n variables at `first`, a chunk at a time: a chunk
     // of passive variables (as after `A = values.cast<Real>()`) takes its
     // identifiers from the pool in one call (identifier_pool::acquire).
@@ -670,13 +677,6 @@ private:
             first += std::ptrdiff_t(c);
             n -= c;
         }
-    }
-    TAPEFLOW_ALWAYS_INLINE void make_input(real_type& x, bool fresh, std::uint32_t tag) {
-        if (fresh && x.id_ != 0 && x.tag_ == tag) return;
-        release(x.id_, x.tag_);
-        identifier_pool& ids = recorder_.identifiers();
-        x.id_ = fresh ? ids.acquire() : ids.acquire_unused();
-        x.tag_ = tag;
     }
     void check_ours(const real_type& x, const char* what) const { check_ours(x, what, serial()); }
     // the same with serial() read by the caller (once for a range)
