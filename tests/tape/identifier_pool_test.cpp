@@ -155,3 +155,51 @@ TEST_CASE("acquire(count, out) and acquire_unused(count, out) hand out what one 
     CHECK(at_once.acquire() == one_by_one.acquire());
     CHECK(at_once.acquire_unused() == one_by_one.acquire_unused());
 }
+
+TEST_CASE("ranges: consecutive identifiers, reused by length, used ones only for outputs, joined when the tape empties") {
+    tapeflow::identifier_pool pool;
+    const auto single = pool.acquire();  // 1
+    const auto a = pool.acquire_range(4), b = pool.acquire_range(4);
+    CHECK(a == 2);  // 2 .. 5
+    CHECK(b == 6);  // 6 .. 9
+    CHECK(pool.highest() == 9);
+    CHECK(pool.live() == 9);
+    pool.release_range(a, 4);
+    pool.release_range(b, 4);
+    CHECK(pool.live() == 1);
+    std::set<tapeflow::identifier> free;
+    pool.for_each_free([&](tapeflow::identifier id) { CHECK(free.insert(id).second); });
+    CHECK(free == std::set<tapeflow::identifier>{2, 3, 4, 5, 6, 7, 8, 9});
+    // a record may assign the freed ranges: an input range is minted
+    const auto c = pool.acquire_unused_range(4);
+    CHECK(c == 10);  // 10 .. 13
+    // an output range takes the last freed one of its length
+    CHECK(pool.acquire_range(4) == b);
+    // single identifiers never come from a free range
+    CHECK(pool.acquire() == 14);
+    pool.release_range(b, 4);
+    pool.release_range(c, 4);
+    pool.tape_emptied();  // 2 .. 13 free and unused, one range now
+    CHECK(pool.acquire_unused_range(12) == 2);
+    pool.release_range(2, 12);
+    pool.tape_emptied();
+    // a shorter request takes the front of the shortest range that is long enough
+    CHECK(pool.acquire_unused_range(5) == 2);
+    CHECK(pool.acquire_unused_range(7) == 7);
+    CHECK(pool.highest() == 14);
+    CHECK(pool.live() == 14);
+    (void)single;
+}
+
+TEST_CASE("a range past the identifier limit throws and takes nothing, and none is made in a parallel region") {
+    tapeflow::identifier_pool pool;
+    CHECK_THROWS_WITH(pool.acquire_range(std::size_t(tapeflow::identifier_pool::max_identifier) + 1),
+                      Catch::Contains("active variables are alive at once"));
+    CHECK(pool.highest() == 0);
+    tapeflow::shared_identifiers shared;
+    pool.share(shared);
+    pool.mint_from(&shared);
+    CHECK_THROWS_WITH(pool.acquire_range(3), Catch::Contains("cannot be made inside a parallel region"));
+    pool.mint_from(nullptr);
+    CHECK(pool.acquire_range(3) == 1);
+}

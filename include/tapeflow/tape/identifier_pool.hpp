@@ -38,6 +38,21 @@
 //                         takes the next `block` identifiers of `shared`
 //   take_free_of(other):  (the tape's pool, at the end) takes back a
 //                         thread's free identifiers and the rest of its block
+//
+// Ranges. A matrix variable (tapeflow/eigen/matrix_variable.hpp) holds
+// `count` consecutive identifiers, so that its adjoints are one slice of the
+// adjoint vector. Ranges have free lists of their own, with the same used /
+// unused rule, and never mix with the single identifiers (a range split into
+// singles could not be put together again):
+//
+//   acquire_range(count):        a used or unused range of that length, else
+//                                a piece of a longer one, else minted above
+//                                the highest identifier
+//   acquire_unused_range(count): the same without used ranges
+//   release_range(first, count): onto used_ranges_
+//   tape_emptied():              used ranges move to the unused ones, and
+//                                neighbours join (a gradient's A, B and C
+//                                become one range the next gradient splits)
 #pragma once
 
 #include <algorithm>
@@ -125,6 +140,23 @@ public:
         for (std::size_t k = 0; k < count; ++k) handed_out(out[k]);
     }
 
+    /// `count` consecutive identifiers (the first is returned) that a record
+    /// may assign: for the outputs of an entry that zeroes their adjoints
+    /// when swept (a matrix variable's). If it throws, none is taken.
+    /// \throws tapeflow::error when they would pass the identifier limit, or
+    /// usage_error in a parallel region (its pools mint single identifiers).
+    identifier acquire_range(std::size_t count) { return take_range(count, true); }
+    /// The same with identifiers that no record on the tape assigns (inputs).
+    identifier acquire_unused_range(std::size_t count) { return take_range(count, false); }
+    /// Gives back the range acquire_range returned; the caller must own it.
+    void release_range(identifier first, std::size_t count) noexcept {
+        if (count == 0) return;
+        try {
+            used_ranges_.push_back({first, count});
+        } catch (...) {  // no memory: the identifiers stay out of use, nothing breaks
+        }
+    }
+
     /// Gives `id` back; the caller must own it. Never allocates: the used
     /// list has room for every identifier ever minted. A release beyond that
     /// (an identifier given back twice) is ignored rather than written past
@@ -152,6 +184,11 @@ public:
     void tape_emptied() {
         unused_.insert(unused_.end(), used_.get(), used_.get() + used_size_);
         used_size_ = 0;
+        if (!used_ranges_.empty()) {
+            unused_ranges_.insert(unused_ranges_.end(), used_ranges_.begin(), used_ranges_.end());
+            used_ranges_.clear();
+            join_unused_ranges();
+        }
     }
 
     /// Calls f(id) for every free identifier (held by no variable).
@@ -160,6 +197,9 @@ public:
         std::for_each(used_.get(), used_.get() + used_size_, f);
         std::for_each(unused_.begin(), unused_.end(), f);
         std::for_each(block_.begin(), block_.end(), f);
+        for (const auto* list : {&used_ranges_, &unused_ranges_})
+            for (const id_range& r : *list)
+                for (std::size_t k = 0; k < r.count; ++k) f(identifier(r.first + k));
     }
 
     /// Identifiers a pool takes from the shared ones at a time (mint_from).
@@ -197,7 +237,9 @@ public:
     std::size_t capacity() const noexcept { return std::size_t(highest_) + 1; }
     /// Identifiers currently held by variables.
     std::size_t live() const noexcept {
-        const std::size_t free = used_size_ + unused_.size();
+        std::size_t free = used_size_ + unused_.size();
+        for (const auto* list : {&used_ranges_, &unused_ranges_})
+            for (const id_range& r : *list) free += r.count;
         return free < highest_ ? highest_ - free : 0;
     }
     /// The highest identifier handed out: the adjoint vector holds this many
@@ -208,6 +250,67 @@ public:
     std::size_t highest() const noexcept { return highest_; }
 
 private:
+    struct id_range {
+        identifier first;
+        std::size_t count;
+    };
+
+    // acquire_range / acquire_unused_range: the last freed range of exactly
+    // `count` (its adjoints likely in cache), else the front of the shortest
+    // longer one, else `count` minted
+    identifier take_range(std::size_t count, bool used_too) {
+        if (count == 0) return 0;
+        if (shared_)
+            throw usage_error("a matrix variable cannot be made inside a parallel region (its identifiers "
+                              "must be consecutive); make it before the region opens or after it closes");
+        std::vector<id_range>* lists[2] = {&unused_ranges_, used_too ? &used_ranges_ : nullptr};
+        std::vector<id_range>* best_list = nullptr;
+        std::size_t best = 0;
+        for (std::vector<id_range>* list : lists) {
+            if (!list) continue;
+            for (std::size_t i = list->size(); i-- > 0;) {
+                const std::size_t c = (*list)[i].count;
+                if (c >= count && (!best_list || c < (*best_list)[best].count)) {
+                    best_list = list;
+                    best = i;
+                    if (c == count) break;
+                }
+            }
+            if (best_list && (*best_list)[best].count == count) break;
+        }
+        identifier first;
+        if (best_list) {
+            id_range& r = (*best_list)[best];
+            first = r.first;
+            if (r.count == count) {
+                best_list->erase(best_list->begin() + std::ptrdiff_t(best));
+            } else {
+                r.first = identifier(r.first + count);
+                r.count -= count;
+            }
+        } else {
+            if (TAPEFLOW_UNLIKELY(count > std::size_t(max_identifier - highest_))) too_many();
+            first = identifier(highest_ + 1);
+            reserve(identifier(highest_ + count), used_size_);
+        }
+        if constexpr (debug_checks)
+            for (std::size_t k = 0; k < count; ++k) handed_out(identifier(first + k));
+        return first;
+    }
+    // unused_ranges_ by first identifier, neighbours joined
+    void join_unused_ranges() {
+        std::sort(unused_ranges_.begin(), unused_ranges_.end(),
+                  [](const id_range& a, const id_range& b) { return a.first < b.first; });
+        std::size_t out = 0;
+        for (std::size_t i = 0; i < unused_ranges_.size(); ++i) {
+            if (out != 0 && unused_ranges_[out - 1].first + unused_ranges_[out - 1].count == unused_ranges_[i].first)
+                unused_ranges_[out - 1].count += unused_ranges_[i].count;
+            else
+                unused_ranges_[out++] = unused_ranges_[i];
+        }
+        unused_ranges_.resize(out);
+    }
+
     TAPEFLOW_COLD identifier mint() {
         if (shared_) return mint_shared();
         if (TAPEFLOW_UNLIKELY(highest_ == max_identifier)) too_many();
@@ -275,6 +378,8 @@ private:
     shared_identifiers* shared_ = nullptr;  // set in a parallel region (mint_from)
     std::vector<identifier> block_;         // what this pool mints from there
     std::vector<std::uint32_t> generations_;  // hand-outs per identifier (debug checks only)
+    std::vector<id_range> used_ranges_;       // free ranges that records may assign
+    std::vector<id_range> unused_ranges_;     // free ranges that no record assigns
 };
 
 }  // namespace tapeflow

@@ -153,6 +153,24 @@ public:
         detail::tape_registry::instance().mark_foreign_write(tag);
     }
 
+    /// release() for the `count` consecutive identifiers of a range
+    /// (identifier_pool::acquire_range) from `first`.
+    void release_range(identifier first, std::size_t count, std::uint32_t tag) noexcept {
+        if (first == 0) return;
+        if (tag == serial_)
+            ids_.release_range(first, count);
+        else
+            release_range_to_owner(first, count, tag);
+    }
+    /// The same when no tape is at hand (as release_to_owner).
+    static void release_range_to_owner(identifier first, std::size_t count, std::uint32_t tag) noexcept {
+        if (first == 0) return;
+        if (identifier_pool* pool = detail::thread_identifier_pools::find(tag))
+            pool->release_range(first, count);
+        else
+            detail::tape_registry::instance().mark_foreign_write(tag);
+    }
+
     identifier_pool& identifiers() noexcept { return ids_; }
     const identifier_pool& identifiers() const noexcept { return ids_; }
     std::uint32_t serial() const noexcept { return serial_; }

@@ -551,6 +551,50 @@ public:
     /// acquire_identifier() `count` times, into out[0 .. count); if it
     /// throws, none is taken.
     void acquire_identifiers(std::size_t count, identifier* out) { recorder_.identifiers().acquire(count, out); }
+    /// `count` consecutive identifiers for the outputs of an entry that
+    /// zeroes their adjoints when swept (a matrix variable's); returns the
+    /// first. Give them back with release_range.
+    identifier acquire_identifier_range(std::size_t count) {
+        check_owner("acquire_identifier_range");
+        return recorder_.identifiers().acquire_range(count);
+    }
+    /// `count` consecutive identifiers that become independent variables,
+    /// as register_input gives one; returns the first.
+    /// \throws usage_error as register_input.
+    identifier register_input_range(std::size_t count) {
+        check_can_register("register_input");
+        identifier_pool& ids = recorder_.identifiers();
+        return holds_nothing() ? ids.acquire_range(count) : ids.acquire_unused_range(count);
+    }
+    /// Gives back a range of the tape whose serial is `tag` (this one, or
+    /// another tape of the calling thread).
+    void release_range(identifier first, std::size_t count, std::uint32_t tag) noexcept {
+        recorder_.release_range(first, count, tag);
+    }
+    /// The same when no tape is at hand.
+    static void release_range_to_owner(identifier first, std::size_t count, std::uint32_t tag) noexcept {
+        basic_recorder<Scalar>::release_range_to_owner(first, count, tag);
+    }
+    /// Copies the adjoints of identifiers first .. first + count - 1 to `out`
+    /// (0 for those the adjoint vector has not grown to).
+    void adjoint_range(identifier first, std::size_t count, Scalar* out) const {
+        check_owner("adjoint_range");
+        const Scalar* a = adjoints_.data();
+        const std::size_t n = adjoints_.size();
+        for (std::size_t k = 0; k < count; ++k) out[k] = first + k < n ? a[first + k] : Scalar(0);
+    }
+    /// Sets the adjoints of identifiers first .. first + count - 1 (handed
+    /// out by this tape) to values[0 .. count): seeds of a matrix variable.
+    void set_adjoint_range(identifier first, std::size_t count, const Scalar* values) {
+        check_owner("set_adjoint_range");
+        check_not_sweeping("set_adjoint_range");
+        if (count == 0) return;
+        if (first == 0 || first + count > recorder_.identifiers().capacity())
+            throw usage_error("set_adjoint_range(): identifiers " + std::to_string(first) + " .. " +
+                              std::to_string(first + count - 1) + " were not handed out by this tape");
+        grow_adjoints();
+        std::copy(values, values + count, adjoints_.untraced_data() + first);
+    }
     /// Appends an external entry and its record; the tape owns the entry
     /// until a reset drops it. If this throws, `entry` still owns it.
     void push_external(std::unique_ptr<external_entry<Scalar>>&& entry) {
