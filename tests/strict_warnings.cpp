@@ -87,10 +87,15 @@ void strict_warnings_instantiations() {
     Eigen::Matrix<Real, 2, 2> m;
     m << 1.0, 2.0, 3.0, 4.0;
     tapeflow::register_inputs(tape, m);
-    Real y;
+    tapeflow::matrix_variable w(Eigen::MatrixXd::Ones(2, 3));
+    tapeflow::register_input(tape, w);
+    const tapeflow::matrix_variable wt = 2.0 * transpose(w) - Eigen::MatrixXd::Zero(3, 2);
+    const tapeflow::matrix_variable ww = w * wt + w * w.values().transpose();
+    const Eigen::Matrix<Real, Eigen::Dynamic, Eigen::Dynamic> w_reals = tapeflow::to_reals(ww);
+    Real y = tapeflow::dot(tapeflow::matrix_variable(w_reals), ww) + tapeflow::sum(-ww) + tapeflow::squared_norm(wt);
     {
         tapeflow::Region step("step");
-        y = (m * m).sum();
+        y += (m * m).sum();
     }
     tape.register_output(y);
     tape.stop_recording();
@@ -100,6 +105,9 @@ void strict_warnings_instantiations() {
     tape.set_adjoint(y, 1.0);
     tape.sweep();
     const Eigen::Matrix2d m_bar = tapeflow::adjoints(tape, m);
+    const Eigen::MatrixXd w_bar = tapeflow::adjoints(tape, w);
+    tapeflow::set_adjoints(tape, ww, w_bar * w_bar.transpose());
     tapeflow::print_totals(*model);
     (void)jf, (void)jr, (void)d, (void)h, (void)hv, (void)hd, (void)g, (void)m_bar;
+    (void)w_bar;
 }

@@ -20,6 +20,11 @@
 //   eigen/variables.hpp    tapeflow::register_inputs(tape, A) and
 //                          tapeflow::adjoints(tape, A): a matrix's elements
 //                          as inputs, their adjoints as a double matrix.
+//   eigen/matrix_variable.hpp  tapeflow::matrix_variable: a whole matrix as
+//                          ONE variable (a range of identifiers): products,
+//                          sums, dot and its adjoints without a pass over
+//                          per-element identifiers (the fast path for big
+//                          products).
 // Every tapeflow Eigen header (these, and eigen/products.hpp,
 // eigen/assignment.hpp) includes num_traits.hpp, so whichever one a
 // translation unit includes, Eigen compiles the same code for Real.
@@ -29,3 +34,4 @@
 #include "eigen/num_traits.hpp"
 #include "eigen/linear_algebra.hpp"
 #include "eigen/variables.hpp"
+#include "eigen/matrix_variable.hpp"

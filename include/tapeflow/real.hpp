@@ -41,6 +41,10 @@ namespace tapeflow {
 template <class Scalar>
 class basic_custom_adjoint;
 
+namespace detail {
+struct real_access;
+}
+
 template <class Scalar>
 class basic_real : public expression<basic_real<Scalar>> {
     static_assert(detail::is_tape_scalar_v<Scalar>,
@@ -243,10 +247,27 @@ private:
 
     friend tape_type;
     friend basic_custom_adjoint<Scalar>;
+    friend detail::real_access;
 
     Scalar value_;
     identifier id_ = 0;
     std::uint32_t tag_ = 0;
 };
+
+namespace detail {
+
+/// For entries that make Reals of identifiers their tape handed out (the
+/// elements of a matrix variable, tapeflow/eigen/matrix_variable.hpp).
+struct real_access {
+    /// x (passive until now) holds `id` of the tape whose serial is `tag`.
+    template <class S>
+    static void hold(basic_real<S>& x, identifier id, std::uint32_t tag) noexcept {
+        x.drop_identifier();
+        x.id_ = id;
+        x.tag_ = tag;
+    }
+};
+
+}  // namespace detail
 
 }  // namespace tapeflow

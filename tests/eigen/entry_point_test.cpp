@@ -15,6 +15,7 @@
 //   0 tapeflow/eigen.hpp          3 tapeflow/eigen/products.hpp
 //   1 tapeflow/eigen/num_traits.hpp   4 tapeflow/eigen/linear_algebra.hpp
 //   2 tapeflow/eigen/assignment.hpp   5 tapeflow/eigen/variables.hpp
+//                                     6 tapeflow/eigen/matrix_variable.hpp
 #if TAPEFLOW_TEST_EIGEN_HEADER == 0
 #include <tapeflow/eigen.hpp>
 #elif TAPEFLOW_TEST_EIGEN_HEADER == 1
@@ -27,8 +28,10 @@
 #include <tapeflow/eigen/linear_algebra.hpp>
 #elif TAPEFLOW_TEST_EIGEN_HEADER == 5
 #include <tapeflow/eigen/variables.hpp>
+#elif TAPEFLOW_TEST_EIGEN_HEADER == 6
+#include <tapeflow/eigen/matrix_variable.hpp>
 #else
-#error "TAPEFLOW_TEST_EIGEN_HEADER: 0 to 5"
+#error "TAPEFLOW_TEST_EIGEN_HEADER: 0 to 6"
 #endif
 
 #include <catch2/catch.hpp>
