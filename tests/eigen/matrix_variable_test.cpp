@@ -9,6 +9,9 @@
 #include <tapeflow/eigen/variables.hpp>  // the Real-matrix path the tests compare with
 
 #include "eigen/eigen_support.hpp"
+#include "support/parallel_loop.hpp"
+
+#include <memory>
 
 using eigen_test::Index;
 using eigen_test::MatrixX;
@@ -27,13 +30,25 @@ struct gradient {
     tapeflow::tape_statistics statistics;  // after recording
 };
 
-template <class F>
-gradient variables_gradient(tapeflow::tape& t, const matrix& a0, const matrix& b0, F&& f) {
-    matrix_variable a(a0), b(b0);
+// operand m of a recording: the values v, registered
+void set_input(tapeflow::tape& t, matrix_variable& m, const matrix& v) {
+    m = matrix_variable(v);
+    tapeflow::register_input(t, m);
+}
+void set_input(tapeflow::tape& t, MatrixX<Real>& m, const matrix& v) {
+    m = v.cast<Real>();  // every element an input
+    tapeflow::register_inputs(t, m);
+}
+
+// A recorded gradient of y = f(A, B), A and B of type M (matrix variables,
+// or Real matrices: the independent path) with the values a0, b0.
+template <class M, class F>
+gradient recorded_gradient(tapeflow::tape& t, const matrix& a0, const matrix& b0, F&& f) {
+    M a, b;
     t.reset();
     t.start_recording();
-    tapeflow::register_input(t, a);
-    tapeflow::register_input(t, b);
+    set_input(t, a, a0);
+    set_input(t, b, b0);
     Real y = f(a, b);
     t.register_output(y);
     t.stop_recording();
@@ -46,25 +61,13 @@ gradient variables_gradient(tapeflow::tape& t, const matrix& a0, const matrix& b
     g.b_bar = tapeflow::adjoints(t, b);
     return g;
 }
-
-// The same with A, B matrices of Real (every element an input).
+template <class F>
+gradient variables_gradient(tapeflow::tape& t, const matrix& a0, const matrix& b0, F&& f) {
+    return recorded_gradient<matrix_variable>(t, a0, b0, f);
+}
 template <class F>
 gradient reals_gradient(tapeflow::tape& t, const matrix& a0, const matrix& b0, F&& f) {
-    MatrixX<Real> a = a0.cast<Real>(), b = b0.cast<Real>();
-    t.reset();
-    t.start_recording();
-    tapeflow::register_inputs(t, a);
-    tapeflow::register_inputs(t, b);
-    Real y = f(a, b);
-    t.register_output(y);
-    t.stop_recording();
-    gradient g;
-    g.value = y.value();
-    t.set_adjoint(y, 1.0);
-    t.sweep();
-    g.a_bar = tapeflow::adjoints(t, a);
-    g.b_bar = tapeflow::adjoints(t, b);
-    return g;
+    return recorded_gradient<MatrixX<Real>>(t, a0, b0, f);
 }
 
 // Central differences of f_double(A, B) at (a0, b0), every element.
@@ -182,6 +185,49 @@ TEST_CASE("a matrix variable of Reals keeps constants constant, and seeds set wi
     CHECK(t.adjoint(a(0, 0)) == Approx(m_bar(0, 0)).epsilon(1e-14));
     CHECK(t.adjoint(a(2, 1)) == Approx(m_bar(2, 1)).epsilon(1e-14));
     CHECK(t.adjoint(a(1, 1)) == 0.0);  // a constant
+}
+
+TEST_CASE("a matrix variable of an expression of Reals: every element keeps its own identifier") {
+    // matrix_variable(e + e) read each coefficient as a temporary Real that
+    // gave its identifier back before the next was made (a red-team run:
+    // [0 0; 0 8] where [2 2; 2 2] is right)
+    tapeflow::tape t;
+    const matrix a0 = random_matrix(3, 2, 60);
+    const matrix ones = matrix::Ones(3, 2);
+    matrix_variable a(a0);
+    t.start_recording();
+    tapeflow::register_input(t, a);
+    const MatrixX<Real> e = tapeflow::to_reals(a);
+    Real y = tapeflow::dot(matrix_variable(e + e), ones) +            // d/dA: 2
+             tapeflow::sum(matrix_variable(e.array().square().matrix())) +  //      2 A
+             tapeflow::sum(matrix_variable(e.transpose()));                 //      1 (an lvalue expression)
+    t.stop_recording();
+    t.set_adjoint(y, 1.0);
+    t.sweep();
+    check_equal(tapeflow::adjoints(t, a), 3.0 * ones + 2.0 * a0);
+}
+
+TEST_CASE("a matrix variable whose last copy dies on a parallel region's thread gives its identifiers back") {
+    tapeflow::tape t;
+    const matrix a0 = random_matrix(10, 10, 61), r = random_matrix(10, 10, 62);
+    std::size_t first_peak = 0;
+    for (int k = 0; k < 20; ++k) {
+        t.reset();
+        t.start_recording();
+        auto a = std::make_unique<matrix_variable>(a0);
+        tapeflow::register_input(t, *a);
+        std::vector<Real> y(1);
+        tapeflow_test::loop(t, 1, tapeflow::region_sweep::serial, 0, 1, [&](long) {
+            y[0] = tapeflow::dot(*a, r);
+            a.reset();  // the last copy dies on the worker
+        });
+        t.stop_recording();
+        t.set_adjoint(y[0], 1.0);
+        t.sweep();
+        CHECK(y[0].value() == Approx(a0.cwiseProduct(r).sum()).epsilon(1e-14));
+        if (k == 0) first_peak = t.statistics().peak_identifiers;
+        CHECK(t.statistics().peak_identifiers == first_peak);  // grew by 100 per region before
+    }
 }
 
 TEST_CASE("matrix variables are constants when nothing is recorded or nothing is active") {

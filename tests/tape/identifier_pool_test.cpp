@@ -203,3 +203,16 @@ TEST_CASE("a range past the identifier limit throws and takes nothing, and none 
     pool.mint_from(nullptr);
     CHECK(pool.acquire_range(3) == 1);
 }
+
+TEST_CASE("take_free_of takes another pool's free ranges too") {
+    // a matrix variable whose last copy died on a parallel region's thread
+    // gave its range to that thread's pool
+    tapeflow::identifier_pool pool, thread_pool;
+    const auto first = pool.acquire_range(100);
+    thread_pool.release_range(first, 100);
+    pool.take_free_of(thread_pool, pool.highest());
+    CHECK(pool.live() == 0);
+    CHECK(pool.acquire_range(100) == first);  // not minted again
+    CHECK(pool.highest() == 100);
+    CHECK(thread_pool.live() == 0);
+}

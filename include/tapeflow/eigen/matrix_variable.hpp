@@ -468,6 +468,13 @@ struct matrix_operations {
     // are their identifiers (0 for constants)
     template <class Derived>
     static variable from_reals(const Eigen::MatrixBase<Derived>& reals) {
+        // An expression (e + e, a lazy product, array functions) gives each
+        // coefficient as a temporary Real, which dies, identifier and all,
+        // before the next is made: every element would name the one recycled
+        // identifier (a red-team run: [0 0; 0 8] for [2 2; 2 2]). Evaluated
+        // first, each element is a Real of its own for as long as it is read.
+        if constexpr (!(int(Derived::Flags) & Eigen::LvalueBit))
+            return from_reals(dense_matrix<basic_real<S>>(reals));
         const Eigen::Index m = reals.rows(), n = reals.cols();
         matrix_type v(m, n);
         std::vector<identifier> ids(std::size_t(m * n));

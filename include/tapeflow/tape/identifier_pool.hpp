@@ -220,8 +220,8 @@ public:
 
     /// Takes the free identifiers of `other` (another pool of the tape)
     /// and the rest of its block onto this pool's used list (they may be
-    /// the lhs of records), and raises highest() to `highest`; `other`
-    /// keeps none.
+    /// the lhs of records), its free ranges onto the used ranges, and
+    /// raises highest() to `highest`; `other` keeps none.
     void take_free_of(identifier_pool& other, identifier highest) {
         reserve(std::max(highest_, highest),
                 used_size_ + other.used_size_ + other.unused_.size() + other.block_.size());
@@ -232,6 +232,14 @@ public:
         other.used_size_ = 0;
         other.unused_.clear();
         other.block_.clear();
+        // ranges a thread's variables gave back (a matrix variable whose
+        // last copy died on a worker): without this they stayed with that
+        // pool, where nothing takes them, and the adjoint vector grew by
+        // their length every region
+        for (auto* list : {&other.used_ranges_, &other.unused_ranges_}) {
+            used_ranges_.insert(used_ranges_.end(), list->begin(), list->end());
+            list->clear();
+        }
     }
     /// One past the largest identifier ever handed out: the adjoint vector size.
     std::size_t capacity() const noexcept { return std::size_t(highest_) + 1; }
