@@ -22,6 +22,9 @@
 //   one_entry  tapeflow gradient, products as one entry (ordinary Eigen
 //              products of Real), tapeflow::householder_qr / partial_piv_lu
 //              .solve and tapeflow::dot / squared_norm as one entry each
+//   matrix_variable (product only) tapeflow gradient with A and B as
+//              tapeflow::matrix_variable (eigen/matrix_variable.hpp): one
+//              identifier range each, C = A B and dot(C, R) one entry each
 //   scalar     tapeflow gradient, taped per scalar: A.lazyProduct(B) and
 //              Eigen's own decompositions on Real matrices. Eigen's blocked
 //              LU and QR and its triangular solves evaluate some blocks as
@@ -41,7 +44,8 @@
 // "skipped: ..." instead of running (printed at startup too).
 //
 // --check-only: for n = 16 and 40, every one-entry gradient must equal the
-// scalar-taped one (relative 1e-9 of the largest component) and match
+// scalar-taped one (relative 1e-9 of the largest component; the
+// matrix-variable product's too) and match
 // central finite differences along 3 random directions (1e-5); the one-entry
 // paths must have taped external entries and the lazyProduct paths none.
 // Exit code 1 on a mismatch. Also a ctest (bench:eigen_checks).
@@ -61,6 +65,7 @@
 
 #include <Eigen/Dense>
 #include <tapeflow/eigen.hpp>
+#include <tapeflow/eigen/matrix_variable.hpp>
 
 #include "harness/check.hpp"
 #include "harness/timing.hpp"
@@ -81,7 +86,7 @@ using matrix_view = Eigen::Map<const matrix<T>>;
 template <class T>
 using vector_view = Eigen::Map<const vector<T>>;
 
-enum class path { one_entry, scalar };
+enum class path { one_entry, scalar, matrix_variable };
 
 matrix<double> random_matrix(std::size_t rows, std::size_t cols, double lo, double hi, std::uint64_t seed) {
     const std::vector<double> v = bench::uniform(rows * cols, lo, hi, seed);
@@ -141,8 +146,20 @@ struct product {
             return (c.array() * r.array()).sum();
         }
     }
+    // the same f with A and B as matrix variables
+    Real evaluate_variables(const std::vector<tapeflow::matrix_variable>& in) const {
+        const tapeflow::matrix_variable c = in[0] * in[1];
+        return tapeflow::dot(c, r);
+    }
     double operator()(const std::vector<double>& x) const { return evaluate(split(shapes(), x), path::one_entry); }
 };
+
+// whether workload W has a matrix-variable path (evaluate_variables)
+template <class W, class = void>
+struct has_variables : std::false_type {};
+template <class W>
+struct has_variables<W, std::void_t<decltype(std::declval<const W&>().evaluate_variables(
+                            std::declval<const std::vector<tapeflow::matrix_variable>&>()))>> : std::true_type {};
 
 struct dense_layer {
     static constexpr const char* name = "dense_layer";
@@ -261,22 +278,46 @@ struct gradient_driver {
     // reset + fresh inputs, recording f, seed + sweep, reading the adjoints
     double phase[4] = {0, 0, 0, 0};
 
+    std::vector<tapeflow::matrix_variable> variables;  // the inputs of the matrix-variable path
+
     template <class W>
     double run(const W& w, const std::vector<double>& xd, path how, std::vector<double>& g) {
+        if constexpr (has_variables<W>::value)
+            if (how == path::matrix_variable)
+                return timed(w, xd, g, variables, [&] { return w.evaluate_variables(variables); });
+        return timed(w, xd, g, in, [&] { return w.evaluate(in, how); });
+    }
+
+private:
+    // input `m` of a gradient: the values `v`, registered (every element of a
+    // Real matrix, one range for a matrix variable)
+    void set_input(matrix<Real>& m, const matrix_view<double>& v) {
+        m = v.cast<Real>();
+        tapeflow::register_inputs(tape, m);
+    }
+    void set_input(tapeflow::matrix_variable& m, const matrix_view<double>& v) {
+        m = tapeflow::matrix_variable(v);
+        tapeflow::register_input(tape, m);
+    }
+
+    // One gradient of f = evaluate() at xd into g, the inputs of W's shapes
+    // kept in `inputs`, its phases timed
+    template <class W, class Inputs, class Evaluate>
+    double timed(const W& w, const std::vector<double>& xd, std::vector<double>& g, Inputs& inputs,
+                 Evaluate evaluate) {
         const double t0 = thread_cpu_seconds();
         tape.reset();
         tape.start_recording();
         const shape_list shapes = w.shapes();
-        in.resize(shapes.size());
+        inputs.resize(shapes.size());
         std::size_t at = 0;
         for (std::size_t k = 0; k < shapes.size(); ++k) {
             const auto [rows, cols] = shapes[k];
-            in[k] = matrix_view<double>(xd.data() + at, rows, cols).cast<Real>();
-            tapeflow::register_inputs(tape, in[k]);
+            set_input(inputs[k], matrix_view<double>(xd.data() + at, rows, cols));
             at += std::size_t(rows * cols);
         }
         const double t1 = thread_cpu_seconds();
-        Real y = w.evaluate(in, how);
+        Real y = evaluate();
         tape.register_output(y);
         tape.stop_recording();
         const double t2 = thread_cpu_seconds();
@@ -285,7 +326,7 @@ struct gradient_driver {
         const double t3 = thread_cpu_seconds();
         g.resize(xd.size());
         at = 0;
-        for (const matrix<Real>& m : in) {
+        for (const auto& m : inputs) {
             Eigen::Map<matrix<double>>(g.data() + at, m.rows(), m.cols()) = tapeflow::adjoints(tape, m);
             at += std::size_t(m.size());
         }
@@ -297,6 +338,7 @@ struct gradient_driver {
         return y.value();
     }
 
+public:
     tape_figures figures() const {  // of the last gradient (still on the tape)
         const tapeflow::tape_statistics s = tape.statistics();
         return {double(s.record_bytes + s.external_bytes), double(s.statements), double(s.externals)};
@@ -313,7 +355,9 @@ struct settings {
 };
 settings cfg;
 
-const char* variant_name(path how) { return how == path::one_entry ? "one_entry" : "scalar"; }
+const char* variant_name(path how) {
+    return how == path::one_entry ? "one_entry" : how == path::scalar ? "scalar" : "matrix_variable";
+}
 
 // Primal medians, measured once per workload and size (lazily: a filtered run
 // measures only what it times).
@@ -366,7 +410,8 @@ void register_workload() {
             set_counters(state, w, 0.0, {});
         })->Unit(benchmark::kMillisecond);
 
-        for (path how : {path::one_entry, path::scalar}) {
+        for (path how : {path::one_entry, path::scalar, path::matrix_variable}) {
+            if (how == path::matrix_variable && !has_variables<W>::value) continue;
             std::string skip;
             if (how == path::scalar && scalar_samples.size() >= 2) {
                 // grow the last sample by the exponent measured between the last two
@@ -450,6 +495,21 @@ bool check_workload(long n) {
     if ((std::is_same_v<W, product> || std::is_same_v<W, dense_layer>) && t_scalar.externals != 0) {
         report += "  lazyProduct taped an external entry\n";
         ok = false;
+    }
+    if constexpr (has_variables<W>::value) {
+        std::vector<double> g_variables;
+        gradient_driver variables;
+        const double f_variables = variables.run(w, x, path::matrix_variable, g_variables);
+        const double dv = bench::relative_difference(g_variables, g_one);
+        std::snprintf(line, sizeof line,
+                      "  matrix_variable vs one_entry: max relative difference %.1e (f: %.1e); externals %g\n", dv,
+                      std::fabs(f_variables - f) / std::max(1.0, std::fabs(f)), variables.figures().externals);
+        report += line;
+        if (!(dv < 1e-9) || !(std::fabs(f_variables - f) / std::max(1.0, std::fabs(f)) < 1e-12)) ok = false;
+        if (variables.figures().externals != 2) {
+            report += "  the matrix-variable product did not tape 2 external entries\n";
+            ok = false;
+        }
     }
     ok = bench::check_against_finite_differences(w, g_one, report) && ok;
     std::fprintf(stderr, "%s n=%ld: %s\n%s", W::name, n, ok ? "ok" : "MISMATCH", report.c_str());
