@@ -355,15 +355,21 @@ TEST_CASE("a streaming tape gives the gradient of a tape in memory") {
     CHECK(streaming.statistics().tiles_spilled > 0);
 }
 
-TEST_CASE("reset(position) drops matrix entries like records: the pieces pattern") {
-    // y = dot(A B, R) recorded twice from one position, the first piece
-    // swept to the position and reset there: the second gradient is exact
+// A recording with the 3 x 3 inputs A and B registered, and a 3 x 3 R.
+struct recording_two_inputs {
     tapeflow::tape t;
     const matrix a0 = random_matrix(3, 3, 40), b0 = random_matrix(3, 3, 41), r = random_matrix(3, 3, 42);
-    matrix_variable a(a0), b(b0);
-    t.start_recording();
-    tapeflow::register_input(t, a);
-    tapeflow::register_input(t, b);
+    matrix_variable a{a0}, b{b0};
+    recording_two_inputs() {
+        t.start_recording();
+        tapeflow::register_input(t, a);
+        tapeflow::register_input(t, b);
+    }
+};
+
+TEST_CASE_METHOD(recording_two_inputs, "reset(position) drops matrix entries like records: the pieces pattern") {
+    // y = dot(A B, R) recorded twice from one position, the first piece
+    // swept to the position and reset there: the second gradient is exact
     const tapeflow::position p = t.get_position();
     {
         Real y = tapeflow::dot(a * b, r);
@@ -383,17 +389,12 @@ TEST_CASE("reset(position) drops matrix entries like records: the pieces pattern
     check_equal(tapeflow::adjoints(t, b), r * a0.transpose());
 }
 
-TEST_CASE("reset(position): a matrix variable computed after the position is a constant then") {
+TEST_CASE_METHOD(recording_two_inputs,
+                 "reset(position): a matrix variable computed after the position is a constant then") {
     // D = A B is recorded before p and dies: its identifiers are free, and a
     // record before p assigns them. C, computed after p, takes them back.
     // After reset(p) C holds them still; the sweep must not carry C's
     // adjoints into D's entry (A and B would get R B^T and A^T R).
-    tapeflow::tape t;
-    const matrix a0 = random_matrix(3, 3, 43), b0 = random_matrix(3, 3, 44), r = random_matrix(3, 3, 45);
-    matrix_variable a(a0), b(b0);
-    t.start_recording();
-    tapeflow::register_input(t, a);
-    tapeflow::register_input(t, b);
     tapeflow::identifier d_first = 0;
     {
         const matrix_variable d = a * b;

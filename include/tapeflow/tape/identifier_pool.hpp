@@ -45,9 +45,9 @@
 // unused rule, and never mix with the single identifiers (a range split into
 // singles could not be put together again):
 //
-//   acquire_range(count):        a used or unused range of that length, else
-//                                a piece of a longer one, else minted above
-//                                the highest identifier
+//   acquire_range(count):        the shortest free range (used or unused)
+//                                that holds count, its front if longer, else
+//                                minted above the highest identifier
 //   acquire_unused_range(count): the same without used ranges
 //   release_range(first, count): onto used_ranges_
 //   tape_emptied():              used ranges move to the unused ones, and
@@ -263,35 +263,30 @@ private:
         std::size_t count;
     };
 
-    // acquire_range / acquire_unused_range: the last freed range of exactly
-    // `count` (its adjoints likely in cache), else the front of the shortest
-    // longer one, else `count` minted
+    // acquire_range / acquire_unused_range: the shortest free range that
+    // holds `count` (unused ones first; of equal ones the last freed, its
+    // adjoints likely in cache), its front if longer; else `count` minted
     identifier take_range(std::size_t count, bool used_too) {
         if (count == 0) return 0;
         if (shared_)
             throw usage_error("a matrix variable cannot be made inside a parallel region (its identifiers "
                               "must be consecutive); make it before the region opens or after it closes");
-        std::vector<id_range>* lists[2] = {&unused_ranges_, used_too ? &used_ranges_ : nullptr};
-        std::vector<id_range>* best_list = nullptr;
-        std::size_t best = 0;
-        for (std::vector<id_range>* list : lists) {
-            if (!list) continue;
-            for (std::size_t i = list->size(); i-- > 0;) {
-                const std::size_t c = (*list)[i].count;
-                if (c >= count && (!best_list || c < (*best_list)[best].count)) {
-                    best_list = list;
-                    best = i;
-                    if (c == count) break;
-                }
+        std::vector<id_range>* list = &unused_ranges_;
+        std::size_t at = best_fit(unused_ranges_, count);
+        if (used_too && (at == unused_ranges_.size() || unused_ranges_[at].count != count)) {
+            const std::size_t u = best_fit(used_ranges_, count);
+            if (u != used_ranges_.size() &&
+                (at == unused_ranges_.size() || used_ranges_[u].count < unused_ranges_[at].count)) {
+                list = &used_ranges_;
+                at = u;
             }
-            if (best_list && (*best_list)[best].count == count) break;
         }
         identifier first;
-        if (best_list) {
-            id_range& r = (*best_list)[best];
+        if (at != list->size()) {
+            id_range& r = (*list)[at];
             first = r.first;
             if (r.count == count) {
-                best_list->erase(best_list->begin() + std::ptrdiff_t(best));
+                list->erase(list->begin() + std::ptrdiff_t(at));
             } else {
                 r.first = identifier(r.first + count);
                 r.count -= count;
@@ -304,6 +299,19 @@ private:
         if constexpr (debug_checks)
             for (std::size_t k = 0; k < count; ++k) handed_out(identifier(first + k));
         return first;
+    }
+    // Index of the shortest range of `list` with room for `count`, the last
+    // of equal ones; list.size() when none has room.
+    static std::size_t best_fit(const std::vector<id_range>& list, std::size_t count) noexcept {
+        std::size_t best = list.size();
+        for (std::size_t i = list.size(); i-- > 0;) {
+            const std::size_t c = list[i].count;
+            if (c >= count && (best == list.size() || c < list[best].count)) {
+                best = i;
+                if (c == count) break;
+            }
+        }
+        return best;
     }
     // unused_ranges_ by first identifier, neighbours joined
     void join_unused_ranges() {

@@ -156,7 +156,6 @@ public:
     /// release() for the `count` consecutive identifiers of a range
     /// (identifier_pool::acquire_range) from `first`.
     void release_range(identifier first, std::size_t count, std::uint32_t tag) noexcept {
-        if (first == 0) return;
         if (tag == serial_)
             ids_.release_range(first, count);
         else
