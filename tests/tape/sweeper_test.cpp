@@ -40,6 +40,13 @@ struct doubling : tapeflow::external_entry<double> {
         adjoint[in] += 2 * adjoint[out];
         adjoint[out] = 0;
     }
+    void reverse_lanes(double* adjoint, std::size_t lanes, std::vector<double>&) override {
+        ++calls;
+        for (std::size_t l = 0; l < lanes; ++l) {
+            adjoint[in * lanes + l] += 2 * adjoint[out * lanes + l];
+            adjoint[out * lanes + l] = 0;
+        }
+    }
     std::size_t bytes() const noexcept override { return 0; }
 };
 
@@ -65,6 +72,106 @@ TEST_CASE("sweep_records propagates adjoints backwards through records of every 
     CHECK(adjoint[3] == 0.0);  // every lhs adjoint is consumed
     CHECK(adjoint[4] == 0.0);
     CHECK(adjoint[5] == 0.0);
+}
+
+TEST_CASE("sweep_records and sweep_lane_records: records of each count 1-20, both kinds, as a sweep of them unencoded") {
+    // Random records of 1-20 pairs (each short count has a case of its own
+    // in the sweep, 16 and more are long records), assignments and updates
+    // in random order, with an external entry between them. The reference
+    // sweeps the same records kept as plain structs (no encoding): a record
+    // stepped over by a wrong size would read wrong pairs or headers.
+    struct plain {
+        identifier lhs;
+        std::vector<double> partials;
+        std::vector<identifier> ids;
+        bool update;
+        bool external;
+    };
+    std::mt19937 rng(34);
+    std::uniform_real_distribution<double> value(-2.0, 2.0);
+    constexpr identifier inputs = 30;
+    identifier next = inputs + 1;
+    std::vector<plain> records;
+    std::vector<std::uint32_t> counts;
+    for (int repeat = 0; repeat < 3; ++repeat)
+        for (std::uint32_t k = 1; k <= 20; ++k) counts.push_back(k);
+    std::shuffle(counts.begin(), counts.end(), rng);
+    for (std::size_t j = 0; j < counts.size(); ++j) {
+        // every third record an update of an earlier variable; an
+        // assignment takes a new one
+        plain p{0, {}, {}, j % 3 == 1, false};
+        p.lhs = p.update ? identifier(inputs + 1 + rng() % (next - inputs - 1)) : next++;
+        for (std::uint32_t i = 0; i < counts[j]; ++i) {
+            p.partials.push_back(value(rng));
+            p.ids.push_back(identifier(1 + rng() % (p.lhs - 1)));  // an input or an earlier variable
+        }
+        records.push_back(p);
+        if (j == counts.size() / 2) records.push_back(plain{0, {}, {}, false, true});
+    }
+    run r;
+    for (const plain& p : records) {
+        if (p.external)
+            r.add_external(0);
+        else {
+            const std::size_t at = r.bytes.size();
+            r.bytes.resize(at + L::size(p.partials.size()));
+            L::write(r.bytes.data() + at, p.lhs, std::uint32_t(p.partials.size()), p.partials.data(), p.ids.data(),
+                     p.update);
+        }
+    }
+    // the reference sweep from `seed` (the entry: x2's adjoint += 2 * that
+    // of v = inputs + 1, which it consumes)
+    const auto reference = [&](std::vector<double> adjoint) {
+        for (auto p = records.rbegin(); p != records.rend(); ++p) {
+            if (p->external) {
+                adjoint[2] += 2 * adjoint[inputs + 1];
+                adjoint[inputs + 1] = 0;
+                continue;
+            }
+            const double a = adjoint[p->lhs];
+            if (!p->update) adjoint[p->lhs] = 0;
+            for (std::size_t i = 0; i < p->ids.size(); ++i) adjoint[p->ids[i]] += p->partials[i] * a;
+        }
+        return adjoint;
+    };
+    const auto random_seed = [&] {
+        std::vector<double> seed(next, 0.0);
+        for (identifier id = inputs + 1; id < next; ++id) seed[id] = value(rng);
+        return seed;
+    };
+    tapeflow::external_table<double> externals;
+    auto entry = std::make_unique<doubling>(2, inputs + 1);
+    const doubling* seen = entry.get();
+    CHECK(externals.push(std::move(entry)) == 0);
+
+    SECTION("one adjoint per identifier") {
+        const std::vector<double> seed = random_seed();
+        const std::vector<double> expected = reference(seed);
+        std::vector<double> adjoint = seed;
+        tapeflow::detail::sweep_records(r.begin(), r.end(), adjoint.data(), externals);
+        CHECK(seen->calls == 1);
+        for (identifier id = 1; id < next; ++id) {
+            INFO("identifier " << id);
+            CHECK(adjoint[id] == Approx(expected[id]).epsilon(1e-12).margin(1e-12));
+        }
+    }
+    SECTION("four lanes") {
+        constexpr std::size_t lanes = 4;
+        std::vector<std::vector<double>> expected;
+        std::vector<double> adjoint(std::size_t(next) * lanes, 0.0);
+        for (std::size_t l = 0; l < lanes; ++l) {
+            const std::vector<double> seed = random_seed();
+            expected.push_back(reference(seed));
+            for (identifier id = 0; id < next; ++id) adjoint[id * lanes + l] = seed[id];
+        }
+        tapeflow::detail::sweep_lane_records<lanes>(r.begin(), r.end(), adjoint.data(), externals);
+        CHECK(seen->calls == 1);
+        for (std::size_t l = 0; l < lanes; ++l)
+            for (identifier id = 1; id < next; ++id) {
+                INFO("lane " << l << ", identifier " << id);
+                CHECK(adjoint[id * lanes + l] == Approx(expected[l][id]).epsilon(1e-12).margin(1e-12));
+            }
+    }
 }
 
 TEST_CASE("sweep_records skips a record whose adjoint is 0 and runs an external entry on that path") {

@@ -413,6 +413,14 @@ struct record_layout {
         std::memcpy(at + i * pair_bytes, static_cast<const void*>(&p), sizeof(Scalar));
     }
 
+    /// Reads the header word before `end` as a short record's: its count
+    /// is 0 for a long record and for an external entry (header_before()
+    /// reads those).
+    static TAPEFLOW_ALWAYS_INLINE record_header short_header_before(const std::byte* end) noexcept {
+        std::uint32_t word;
+        std::memcpy(&word, end - 4, 4);
+        return {word >> count_bits, word & (update_bit - 1), (word & update_bit) != 0};
+    }
     /// Reads the header of the record that ends at `end`.
     static TAPEFLOW_ALWAYS_INLINE record_header header_before(const std::byte* end) noexcept {
         std::uint32_t word;
@@ -454,6 +462,20 @@ public:
         const record_header h = layout::header_before(at_);
         at_ -= layout::size(h.count);
         return h;
+    }
+    /// The header of the record before the current one, without stepping
+    /// to it, when that is a short record (1 <= count < long_count); count
+    /// 0 when it is a long record or an external entry (take previous()).
+    /// With step<K>(), for a sweep that switches on the count and steps
+    /// back by a constant in each case: the address of the header after
+    /// that then waits on a predicted branch, not on the count just
+    /// loaded (a chain of dependent loads across the whole sweep).
+    TAPEFLOW_ALWAYS_INLINE record_header peek_short() const noexcept { return layout::short_header_before(at_); }
+    /// Steps to the record before the current one, a short record of K pairs.
+    template <std::uint32_t K>
+    TAPEFLOW_ALWAYS_INLINE void step() noexcept {
+        static_assert(K >= 1 && K < layout::long_count, "step<K>() is for short records");
+        at_ -= layout::size(K);
     }
     /// The entry index of the external record just stepped to (count 0);
     /// steps over its index word.

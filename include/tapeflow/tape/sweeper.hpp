@@ -28,12 +28,52 @@
 
 namespace tapeflow::detail {
 
+// One record of K pairs (a short record, K a constant): steps the reader
+// to it and propagates its lhs adjoint, the pairs unrolled.
+template <std::uint32_t K, class Scalar>
+TAPEFLOW_ALWAYS_INLINE void sweep_short_record(reverse_record_reader<Scalar>& r, record_header h,
+                                               Scalar* adjoint) noexcept {
+    r.template step<K>();
+    const Scalar a = adjoint[h.lhs];
+    if (!h.update) adjoint[h.lhs] = Scalar(0);
+    if (is_zero(a)) return;
+#pragma GCC unroll 16
+    for (std::uint32_t i = 0; i < K; ++i) adjoint[r.id(i)] += r.partial(i) * a;
+}
+
 /// Sweeps the records of [begin, end) with one adjoint per identifier.
+///
+/// A short record (1-15 pairs, nearly all of them) takes a case of its own:
+/// each case steps back by its constant size, so the next header's address
+/// does not wait on this header's load (the CPU follows the predicted case
+/// and runs ahead); a step of size(k) with the k just loaded made every
+/// record wait for the one after it. Long records and external entries
+/// take the general path.
 template <class Scalar>
 void sweep_records(const std::byte* begin, const std::byte* end, Scalar* adjoint,
                    external_table<Scalar>& externals) {
+    static_assert(record_layout<Scalar>::long_count == 16, "one case per short record's count below");
     reverse_record_reader<Scalar> r(begin, end);
     while (r.more()) {
+        const record_header s = r.peek_short();
+        switch (s.count) {
+            case 1: sweep_short_record<1>(r, s, adjoint); continue;
+            case 2: sweep_short_record<2>(r, s, adjoint); continue;
+            case 3: sweep_short_record<3>(r, s, adjoint); continue;
+            case 4: sweep_short_record<4>(r, s, adjoint); continue;
+            case 5: sweep_short_record<5>(r, s, adjoint); continue;
+            case 6: sweep_short_record<6>(r, s, adjoint); continue;
+            case 7: sweep_short_record<7>(r, s, adjoint); continue;
+            case 8: sweep_short_record<8>(r, s, adjoint); continue;
+            case 9: sweep_short_record<9>(r, s, adjoint); continue;
+            case 10: sweep_short_record<10>(r, s, adjoint); continue;
+            case 11: sweep_short_record<11>(r, s, adjoint); continue;
+            case 12: sweep_short_record<12>(r, s, adjoint); continue;
+            case 13: sweep_short_record<13>(r, s, adjoint); continue;
+            case 14: sweep_short_record<14>(r, s, adjoint); continue;
+            case 15: sweep_short_record<15>(r, s, adjoint); continue;
+            default: break;  // a long record or an external entry
+        }
         const record_header h = r.previous();
         const Scalar a = adjoint[h.lhs];
         if (!h.update) adjoint[h.lhs] = Scalar(0);
@@ -42,15 +82,7 @@ void sweep_records(const std::byte* begin, const std::byte* end, Scalar* adjoint
             if (TAPEFLOW_UNLIKELY(h.count == 0)) externals.reverse(r.take_external(), adjoint);
             continue;
         }
-        // Small records (most of them) unrolled: no loop control per pair.
-        switch (h.count) {
-            case 4: adjoint[r.id(3)] += r.partial(3) * a; [[fallthrough]];
-            case 3: adjoint[r.id(2)] += r.partial(2) * a; [[fallthrough]];
-            case 2: adjoint[r.id(1)] += r.partial(1) * a; [[fallthrough]];
-            case 1: adjoint[r.id(0)] += r.partial(0) * a; break;
-            default:
-                for (std::uint32_t i = 0; i < h.count; ++i) adjoint[r.id(i)] += r.partial(i) * a;
-        }
+        for (std::uint32_t i = 0; i < h.count; ++i) adjoint[r.id(i)] += r.partial(i) * a;
     }
 }
 
@@ -138,15 +170,39 @@ TAPEFLOW_ALWAYS_INLINE bool any_nonzero(const Scalar* a) noexcept {
     }
 }
 
+// add_lanes for a partial of inf or NaN: only the lanes whose a[l] is not
+// 0 (0 * inf would make a NaN). Out of line: inlined, its lane by lane
+// tests made the compiler take the lanes of `a` apart on every record.
+template <std::size_t Lanes, class Scalar>
+TAPEFLOW_COLD void add_lanes_masked(Scalar* target, Scalar p, const Scalar* a) noexcept {
+    for (std::size_t l = 0; l < Lanes; ++l)
+        if (!is_zero(a[l])) target[l] += p * a[l];
+}
+
 // target[l] += p * a[l] for the lanes whose a[l] is not 0.
 template <std::size_t Lanes, class Scalar>
 TAPEFLOW_ALWAYS_INLINE void add_lanes(Scalar* target, Scalar p, const Scalar* a) noexcept {
     if (TAPEFLOW_LIKELY(is_finite(p))) {  // p * 0 adds nothing
         for (std::size_t l = 0; l < Lanes; ++l) target[l] += p * a[l];
     } else {
-        for (std::size_t l = 0; l < Lanes; ++l)
-            if (!is_zero(a[l])) target[l] += p * a[l];
+        add_lanes_masked<Lanes>(target, p, a);
     }
+}
+
+// One short record of K pairs in the vector sweep (as sweep_short_record).
+template <std::uint32_t K, std::size_t Lanes, class Scalar>
+TAPEFLOW_ALWAYS_INLINE void sweep_short_lane_record(reverse_record_reader<Scalar>& r, record_header h,
+                                                    Scalar* adjoint) noexcept {
+    r.template step<K>();
+    Scalar* const row = adjoint + std::size_t(h.lhs) * Lanes;
+    Scalar a[Lanes];
+    for (std::size_t l = 0; l < Lanes; ++l) a[l] = row[l];
+    // (a row of zeros is left as it is, as the scalar sweep's store of 0
+    // would leave it, but for the sign of a -0)
+    if (!any_nonzero<Lanes>(a)) return;
+    if (!h.update)
+        for (std::size_t l = 0; l < Lanes; ++l) row[l] = Scalar(0);
+    for (std::uint32_t i = 0; i < K; ++i) add_lanes<Lanes>(adjoint + std::size_t(r.id(i)) * Lanes, r.partial(i), a);
 }
 
 /// The vector sweep: sweep_records with Lanes adjoints per identifier
@@ -155,17 +211,27 @@ TAPEFLOW_ALWAYS_INLINE void add_lanes(Scalar* target, Scalar p, const Scalar* a)
 /// partial * 0 = +-0 changes no adjoint, so the loop over the lanes has no
 /// branch (it vectorizes); a partial of inf or NaN (at a non-differentiable
 /// point) takes the masked loop, where 0 * inf would have made a NaN.
+/// Records of 1-4 pairs take a case each, stepping back by a constant (as
+/// in sweep_records); a pair here costs Lanes multiply-adds, so the chain
+/// of header loads matters less, and cases up to 15 made 16 lanes about
+/// 12% slower (more code) for nothing on 4 and 8 (docs/performance.md).
 template <std::size_t Lanes, class Scalar>
 void sweep_lane_records(const std::byte* begin, const std::byte* end, Scalar* adjoint,
                         external_table<Scalar>& externals) {
     reverse_record_reader<Scalar> r(begin, end);
     while (r.more()) {
+        const record_header s = r.peek_short();
+        switch (s.count) {
+            case 1: sweep_short_lane_record<1, Lanes>(r, s, adjoint); continue;
+            case 2: sweep_short_lane_record<2, Lanes>(r, s, adjoint); continue;
+            case 3: sweep_short_lane_record<3, Lanes>(r, s, adjoint); continue;
+            case 4: sweep_short_lane_record<4, Lanes>(r, s, adjoint); continue;
+            default: break;  // 5 pairs or more, or an external entry
+        }
         const record_header h = r.previous();
         Scalar* const row = adjoint + std::size_t(h.lhs) * Lanes;
         Scalar a[Lanes];
         for (std::size_t l = 0; l < Lanes; ++l) a[l] = row[l];
-        // (a row of zeros is left as it is, as the scalar sweep's store
-        // of 0 would leave it, but for the sign of a -0)
         if (!any_nonzero<Lanes>(a)) {
             // external entries have lhs 0, whose row is always 0
             if (TAPEFLOW_UNLIKELY(h.count == 0)) externals.reverse_lanes(r.take_external(), adjoint, Lanes);
