@@ -5,6 +5,7 @@
 // products.hpp's entries); vector sweeps against scalar ones, a streaming
 // tape against one in memory; the identifiers a loop of gradients takes stay
 // bounded and go back when the variables die.
+#include <tapeflow/checkpoint/checkpointed_loop.hpp>
 #include <tapeflow/eigen/matrix_variable.hpp>
 #include <tapeflow/eigen/variables.hpp>  // the Real-matrix path the tests compare with
 
@@ -410,6 +411,47 @@ TEST_CASE_METHOD(recording_two_inputs,
     t.sweep();
     check_equal(tapeflow::adjoints(t, a), r);  // only through dot(A, R)
     CHECK(tapeflow::adjoints(t, b).isZero(0));
+}
+
+TEST_CASE("matrix_variable: a checkpointed step that captures one from outside throws and says what to do") {
+    // The step runs on the loop's private tape; W is the outer recording's.
+    tapeflow::tape t;
+    matrix_variable w(random_matrix(2, 2, 51));
+    t.start_recording();
+    tapeflow::register_input(t, w);
+    Real x = 0.5;
+    t.register_input(x);
+    std::vector<Real> u{x};
+    CHECK_THROWS_WITH(tapeflow::checkpointed_loop(
+                          3, u, [&](std::vector<Real>& s) { s[0] = s[0] * tapeflow::dot(w, w); }, 2),
+                      Catch::Contains("a matrix variable of another tape") &&
+                          Catch::Contains("put its elements into the step's state as Reals"));
+    t.stop_recording();
+    t.reset();
+}
+
+TEST_CASE("matrix_variable of floats: the gradient of sum(A B) on a float tape is the analytic one") {
+    // d sum(A B) / dA = 1 B^T (every row the row sums of B), d / dB = A^T 1
+    using fmatrix = MatrixX<float>;
+    tapeflow::tape_f t;
+    fmatrix a0(2, 3), b0(3, 2);
+    a0 << 1, -2, 0.5f, 3, 0.25f, -1;
+    b0 << 2, 1, -1, 4, 0.5f, -3;
+    tapeflow::basic_matrix_variable<float> a(a0), b(b0);
+    t.start_recording();
+    tapeflow::register_input(t, a);
+    tapeflow::register_input(t, b);
+    tapeflow::RealF y = tapeflow::sum(a * b);
+    t.register_output(y);
+    t.stop_recording();
+    CHECK(y.value() == Approx((a0 * b0).sum()));
+    t.set_adjoint(y, 1.0f);
+    t.sweep();
+    const fmatrix a_bar = tapeflow::adjoints(t, a), b_bar = tapeflow::adjoints(t, b);
+    const fmatrix ones_a = fmatrix::Ones(2, 2), ones_b = fmatrix::Ones(2, 2);
+    CHECK((a_bar - ones_a * b0.transpose()).cwiseAbs().maxCoeff() == 0.0f);
+    CHECK((b_bar - a0.transpose() * ones_b).cwiseAbs().maxCoeff() == 0.0f);
+    CHECK(a_bar(0, 0) == 3.0f);  // 2 + 1: row 0 of B summed
 }
 
 TEST_CASE("matrix_variable misuse gets clear errors") {

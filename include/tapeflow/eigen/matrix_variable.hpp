@@ -289,7 +289,10 @@ struct matrix_operations {
             if (a->is_active() && a->tape_tag() != on->serial())
                 throw usage_error(std::string(what) +
                                   ": a matrix variable of another tape (or of a tape that no longer exists); "
-                                  "record with the tape that registered it");
+                                  "record with the tape that registered it (a checkpointed step that uses "
+                                  "one from outside: put its elements into the step's state as Reals, "
+                                  "elements the step leaves unchanged, or use its values() if no derivative "
+                                  "should flow through it; docs/checkpointing.md)");
         return on;
     }
 
