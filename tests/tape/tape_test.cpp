@@ -710,6 +710,33 @@ TEST_CASE("a tape can be neither copied nor moved") {
     STATIC_REQUIRE_FALSE(std::is_move_constructible_v<tapeflow::tape_f>);
 }
 
+TEST_CASE("set_adjoint_range and adjoint_range: seeds of a range round trip, identifiers not handed out are refused") {
+    tapeflow::tape t;
+    t.start_recording();
+    const tapeflow::identifier first = t.register_input_range(3);
+    t.stop_recording();
+    const double seeds[3] = {1.5, -2.0, 4.0};
+    t.set_adjoint_range(first, 3, seeds);
+    double out[4] = {9, 9, 9, 9};
+    t.adjoint_range(first, 3, out);
+    CHECK(out[0] == 1.5);
+    CHECK(out[1] == -2.0);
+    CHECK(out[2] == 4.0);
+    CHECK(out[3] == 9);  // only `count` values are written
+    // 0 (the passive identifier) and identifiers past what the tape handed out
+    CHECK_THROWS_WITH(t.set_adjoint_range(0, 1, seeds), Catch::Contains("were not handed out by this tape"));
+    CHECK_THROWS_WITH(t.set_adjoint_range(first, 1000, seeds),
+                      Catch::Contains("identifiers " + std::to_string(first) + " .. " +
+                                      std::to_string(first + 999) + " were not handed out"));
+    // past the adjoint vector: 0, not a read out of bounds
+    t.adjoint_range(first + 100000, 2, out);
+    CHECK(out[0] == 0.0);
+    CHECK(out[1] == 0.0);
+    t.set_adjoint_range(first, 0, nullptr);  // nothing to set: no check, no effect
+    t.adjoint_range(first, 1, out);
+    CHECK(out[0] == 1.5);
+}
+
 TEST_CASE("every owner member called from another thread throws usage_error naming the member") {
     tapeflow::tape t;
     t.start_recording();
@@ -739,6 +766,9 @@ TEST_CASE("every owner member called from another thread throws usage_error nami
         {"sweep", [&] { t.sweep(end, tapeflow::position{}); }},
         {"reset", [&] { t.reset(); }},
         {"reset", [&] { t.reset(end); }},
+        {"acquire_identifier_range", [&] { (void)t.acquire_identifier_range(3); }},
+        {"adjoint_range", [&] { double a[1]; t.adjoint_range(x.id(), 1, a); }},
+        {"set_adjoint_range", [&] { const double v = 1.0; t.set_adjoint_range(y.id(), 1, &v); }},
     };
     for (const auto& entry : calls) {
         const std::string& name = entry.first;
