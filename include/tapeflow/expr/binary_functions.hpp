@@ -20,76 +20,79 @@ namespace tapeflow {
 namespace detail {
 
 struct pow_op {
-    template <class S> static S value(S a, S b) { return pow(a, b); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S a, S b) { return pow(a, b); }
     // b a^(b-1). Where b == 0 that is b / a: 0 (+-0), with b's tangent
     // kept, which second order needs (d2 pow / da db = a^(b-1) (1 + b ln a)
     // = 1 / a at b = 0); b * a^(-1) would be 0 * inf = NaN at a subnormal
     // a. At a = 0 (and a NaN a) the constant 0.
-    template <class S> static S d_a(S a, S b, S) {
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d_a(S a, S b, S) {
         if (b == 0) return a == 0 || isnan(a) ? S(0) : b / a;
         return b * pow(a, b - S(1));
     }
-    template <class S> static S d_b(S a, S, S r) { return a > 0 ? r * log(a) : S(0); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d_b(S a, S, S r) { return a > 0 ? r * log(a) : S(0); }
 };
 template <>
 struct nonfinite_partials<pow_op> : std::true_type {};  // see expr/nodes.hpp
 struct atan2_op {
-    template <class S> static S value(S y, S x) { return atan2(y, x); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S y, S x) { return atan2(y, x); }
     // x / (x^2 + y^2) as (x / h) / h with h = hypot(x, y): no overflow or
     // underflow of the squares at large or tiny |x|, |y|.
-    template <class S> static S d_a(S y, S x, S) {
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d_a(S y, S x, S) {
         const S h = hypot(x, y);
         return h == 0 ? S(0) : x / h / h;
     }
-    template <class S> static S d_b(S y, S x, S) {
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d_b(S y, S x, S) {
         const S h = hypot(x, y);
         return h == 0 ? S(0) : -y / h / h;
     }
 };
 struct hypot_op {
-    template <class S> static S value(S a, S b) { return hypot(a, b); }
-    template <class S> static S d_a(S a, S, S r) { return r == 0 ? S(0) : a / r; }
-    template <class S> static S d_b(S, S b, S r) { return r == 0 ? S(0) : b / r; }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S a, S b) { return hypot(a, b); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d_a(S a, S, S r) { return r == 0 ? S(0) : a / r; }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d_b(S, S b, S r) { return r == 0 ? S(0) : b / r; }
 };
 struct hypot3_op {
-    template <class S> static S value(S a, S b, S c) { return hypot(a, b, c); }
-    template <class S> static S d_a(S a, S, S, S r) { return r == 0 ? S(0) : a / r; }
-    template <class S> static S d_b(S, S b, S, S r) { return r == 0 ? S(0) : b / r; }
-    template <class S> static S d_c(S, S, S c, S r) { return r == 0 ? S(0) : c / r; }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S a, S b, S c) { return hypot(a, b, c); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d_a(S a, S, S, S r) { return r == 0 ? S(0) : a / r; }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d_b(S, S b, S, S r) { return r == 0 ? S(0) : b / r; }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d_c(S, S, S c, S r) { return r == 0 ? S(0) : c / r; }
 };
 // fmin/fmax: NaN arguments are ignored; ties go to the first argument.
 struct fmin_op {
     template <class S> static bool first(S a, S b) { return isnan(b) || (!isnan(a) && a <= b); }
-    template <class S> static S value(S a, S b) { return first(a, b) ? a : b; }
-    template <class S> static S d_a(S a, S b, S) { return first(a, b) ? S(1) : S(0); }
-    template <class S> static S d_b(S a, S b, S) { return first(a, b) ? S(0) : S(1); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S a, S b) { return first(a, b) ? a : b; }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d_a(S a, S b, S) { return first(a, b) ? S(1) : S(0); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d_b(S a, S b, S) { return first(a, b) ? S(0) : S(1); }
 };
 struct fmax_op {
     template <class S> static bool first(S a, S b) { return isnan(b) || (!isnan(a) && a >= b); }
-    template <class S> static S value(S a, S b) { return first(a, b) ? a : b; }
-    template <class S> static S d_a(S a, S b, S) { return first(a, b) ? S(1) : S(0); }
-    template <class S> static S d_b(S a, S b, S) { return first(a, b) ? S(0) : S(1); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S a, S b) { return first(a, b) ? a : b; }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d_a(S a, S b, S) { return first(a, b) ? S(1) : S(0); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d_b(S a, S b, S) { return first(a, b) ? S(0) : S(1); }
 };
 // min/max: exactly std::min / std::max (b < a ? b : a and a < b ? b : a).
 struct min_op {
-    template <class S> static S value(S a, S b) { return b < a ? b : a; }
-    template <class S> static S d_a(S a, S b, S) { return b < a ? S(0) : S(1); }
-    template <class S> static S d_b(S a, S b, S) { return b < a ? S(1) : S(0); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S a, S b) { return b < a ? b : a; }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d_a(S a, S b, S) { return b < a ? S(0) : S(1); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d_b(S a, S b, S) { return b < a ? S(1) : S(0); }
 };
 struct max_op {
-    template <class S> static S value(S a, S b) { return a < b ? b : a; }
-    template <class S> static S d_a(S a, S b, S) { return a < b ? S(0) : S(1); }
-    template <class S> static S d_b(S a, S b, S) { return a < b ? S(1) : S(0); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S a, S b) { return a < b ? b : a; }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d_a(S a, S b, S) { return a < b ? S(0) : S(1); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d_b(S a, S b, S) { return a < b ? S(1) : S(0); }
 };
 struct fmod_op {
-    template <class S> static S value(S a, S b) { return fmod(a, b); }
-    template <class S> static S d_a(S, S, S) { return S(1); }
-    template <class S> static S d_b(S a, S b, S r) { return -round((a - r) / b); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S a, S b) { return fmod(a, b); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d_a(S, S, S) { return S(1); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d_b(S a, S b, S r) { return -round((a - r) / b); }
 };
 struct copysign_op {
-    template <class S> static S value(S a, S b) { return copysign(a, b); }
-    template <class S> static S d_a(S a, S b, S) { return signbit(a) == signbit(b) ? S(1) : S(-1); }
-    template <class S> static S d_b(S, S, S) { return S(0); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S a, S b) { return copysign(a, b); }
+    template <class S>
+    static TAPEFLOW_ALWAYS_INLINE S d_a(S a, S b, S) {
+        return signbit(a) == signbit(b) ? S(1) : S(-1);
+    }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d_b(S, S, S) { return S(0); }
 };
 
 }  // namespace detail

@@ -12,35 +12,43 @@ namespace tapeflow {
 namespace detail {
 
 struct add_op {
-    template <class S> static S value(S a, S b) { return a + b; }
-    template <class S> static S d_a(S, S, S) { return S(1); }
-    template <class S> static S d_b(S, S, S) { return S(1); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S a, S b) { return a + b; }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d_a(S, S, S) { return S(1); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d_b(S, S, S) { return S(1); }
 };
 struct subtract_op {
-    template <class S> static S value(S a, S b) { return a - b; }
-    template <class S> static S d_a(S, S, S) { return S(1); }
-    template <class S> static S d_b(S, S, S) { return S(-1); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S a, S b) { return a - b; }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d_a(S, S, S) { return S(1); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d_b(S, S, S) { return S(-1); }
 };
 struct multiply_op {
-    template <class S> static S value(S a, S b) { return a * b; }
-    template <class S> static S d_a(S, S b, S) { return b; }
-    template <class S> static S d_b(S a, S, S) { return a; }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S a, S b) { return a * b; }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d_a(S, S b, S) { return b; }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d_b(S a, S, S) { return a; }
 };
 struct divide_op {
-    template <class S> static S value(S a, S b) { return a / b; }
-    template <class S> static S d_a(S, S b, S) { return S(1) / b; }
-    template <class S> static S d_b(S, S b, S r) { return -r / b; }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S a, S b) { return a / b; }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d_a(S, S b, S) { return S(1) / b; }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d_b(S, S b, S r) { return -r / b; }
 };
 
 }  // namespace detail
 
 template <class A, class B, detail::enable_t<A, B> = 0>
-constexpr auto operator+(A&& a, B&& b) { return detail::make_binary<detail::add_op, A, B>(a, b); }
+TAPEFLOW_ALWAYS_INLINE constexpr auto operator+(A&& a, B&& b) {
+    return detail::make_binary<detail::add_op, A, B>(a, b);
+}
 template <class A, class B, detail::enable_t<A, B> = 0>
-constexpr auto operator-(A&& a, B&& b) { return detail::make_binary<detail::subtract_op, A, B>(a, b); }
+TAPEFLOW_ALWAYS_INLINE constexpr auto operator-(A&& a, B&& b) {
+    return detail::make_binary<detail::subtract_op, A, B>(a, b);
+}
 template <class A, class B, detail::enable_t<A, B> = 0>
-constexpr auto operator*(A&& a, B&& b) { return detail::make_binary<detail::multiply_op, A, B>(a, b); }
+TAPEFLOW_ALWAYS_INLINE constexpr auto operator*(A&& a, B&& b) {
+    return detail::make_binary<detail::multiply_op, A, B>(a, b);
+}
 template <class A, class B, detail::enable_t<A, B> = 0>
-constexpr auto operator/(A&& a, B&& b) { return detail::make_binary<detail::divide_op, A, B>(a, b); }
+TAPEFLOW_ALWAYS_INLINE constexpr auto operator/(A&& a, B&& b) {
+    return detail::make_binary<detail::divide_op, A, B>(a, b);
+}
 
 }  // namespace tapeflow

@@ -21,6 +21,14 @@
 // pass sub-trees by reference); the copies of active leaves and of nodes
 // over leaves are forced inline, deeper ones are the compiler's choice
 // (why: see clone()).
+//
+// The rest of a node's one-line members (constructors, value(), the make_
+// functions, the operators and the operations' value and derivative
+// functions) are forced inline too: in a large translation unit GCC's
+// growth limits left them out of line for a Dual scalar, a call per
+// statement (bench/second_order.cpp built with CoDiPack: bundle_adjustment's
+// H v 8-9.5 ms -> 3.1-4.6 ms, determinant's 17.6 -> 9.3 ms; first order
+// within the noise; docs/modes.md).
 #pragma once
 
 #include "expression.hpp"
@@ -131,11 +139,11 @@ struct unary_expr : expression<unary_expr<Op, A>> {
     A a;
     scalar_type v;
 
-    constexpr explicit unary_expr(const A& a_) : a(clone(a_)), v(Op::value(a_.value())) {}
+    TAPEFLOW_ALWAYS_INLINE constexpr explicit unary_expr(const A& a_) : a(clone(a_)), v(Op::value(a_.value())) {}
     TAPEFLOW_ALWAYS_INLINE constexpr unary_expr(copy_parts_t, const unary_expr& o)
         : a(clone(o.a)), v(copy_of(o.v)) {}  // member-wise: see top
-    constexpr unary_expr(const unary_expr& o) : unary_expr(copy_parts_t{}, o) {}
-    constexpr scalar_type value() const noexcept { return v; }
+    TAPEFLOW_ALWAYS_INLINE constexpr unary_expr(const unary_expr& o) : unary_expr(copy_parts_t{}, o) {}
+    TAPEFLOW_ALWAYS_INLINE constexpr scalar_type value() const noexcept { return v; }
 
     template <class Sink>
     TAPEFLOW_ALWAYS_INLINE void push(Sink& sink, scalar_type w) const {
@@ -157,12 +165,12 @@ struct binary_expr : expression<binary_expr<Op, A, B>> {
     B b;
     scalar_type v;
 
-    constexpr binary_expr(const A& a_, const B& b_)
+    TAPEFLOW_ALWAYS_INLINE constexpr binary_expr(const A& a_, const B& b_)
         : a(clone(a_)), b(clone(b_)), v(Op::value(a_.value(), b_.value())) {}
     TAPEFLOW_ALWAYS_INLINE constexpr binary_expr(copy_parts_t, const binary_expr& o)
         : a(clone(o.a)), b(clone(o.b)), v(copy_of(o.v)) {}  // member-wise: see top
-    constexpr binary_expr(const binary_expr& o) : binary_expr(copy_parts_t{}, o) {}
-    constexpr scalar_type value() const noexcept { return v; }
+    TAPEFLOW_ALWAYS_INLINE constexpr binary_expr(const binary_expr& o) : binary_expr(copy_parts_t{}, o) {}
+    TAPEFLOW_ALWAYS_INLINE constexpr scalar_type value() const noexcept { return v; }
 
     template <class Sink>
     TAPEFLOW_ALWAYS_INLINE void push(Sink& sink, scalar_type w) const {
@@ -186,12 +194,12 @@ struct ternary_expr : expression<ternary_expr<Op, A, B, C>> {
     C c;
     scalar_type v;
 
-    constexpr ternary_expr(const A& a_, const B& b_, const C& c_)
+    TAPEFLOW_ALWAYS_INLINE constexpr ternary_expr(const A& a_, const B& b_, const C& c_)
         : a(clone(a_)), b(clone(b_)), c(clone(c_)), v(Op::value(a_.value(), b_.value(), c_.value())) {}
     TAPEFLOW_ALWAYS_INLINE constexpr ternary_expr(copy_parts_t, const ternary_expr& o)
         : a(clone(o.a)), b(clone(o.b)), c(clone(o.c)), v(copy_of(o.v)) {}  // member-wise
-    constexpr ternary_expr(const ternary_expr& o) : ternary_expr(copy_parts_t{}, o) {}
-    constexpr scalar_type value() const noexcept { return v; }
+    TAPEFLOW_ALWAYS_INLINE constexpr ternary_expr(const ternary_expr& o) : ternary_expr(copy_parts_t{}, o) {}
+    TAPEFLOW_ALWAYS_INLINE constexpr scalar_type value() const noexcept { return v; }
 
     template <class Sink>
     TAPEFLOW_ALWAYS_INLINE void push(Sink& sink, scalar_type w) const {
@@ -222,14 +230,14 @@ struct passive_expr : expression<passive_expr<S>> {
 // them for their forwarding references (T& for an lvalue), to reject named
 // expressions (check_not_named), and the operands by const reference.
 template <class Op, class A>
-constexpr auto make_unary(const bare_t<A>& a) {
+TAPEFLOW_ALWAYS_INLINE constexpr auto make_unary(const bare_t<A>& a) {
     check_not_named<A>();
     using S = typename bare_t<A>::scalar_type;
     return unary_expr<Op, operand_t<S, bare_t<A>>>(split_operand<S>(a));
 }
 
 template <class Op, class A, class B>
-constexpr auto make_binary(const bare_t<A>& a, const bare_t<B>& b) {
+TAPEFLOW_ALWAYS_INLINE constexpr auto make_binary(const bare_t<A>& a, const bare_t<B>& b) {
     check_not_named<A, B>();
     check_same_mode<bare_t<A>, bare_t<B>>();
     using S = scalar_of_t<bare_t<A>, bare_t<B>>;
@@ -241,7 +249,7 @@ constexpr auto make_binary(const bare_t<A>& a, const bare_t<B>& b) {
 }
 
 template <class Op, class A, class B, class C>
-constexpr auto make_ternary(const bare_t<A>& a, const bare_t<B>& b, const bare_t<C>& c) {
+TAPEFLOW_ALWAYS_INLINE constexpr auto make_ternary(const bare_t<A>& a, const bare_t<B>& b, const bare_t<C>& c) {
     check_not_named<A, B, C>();
     check_same_mode<bare_t<A>, bare_t<B>, bare_t<C>>();
     using S = scalar_of_t<bare_t<A>, bare_t<B>, bare_t<C>>;

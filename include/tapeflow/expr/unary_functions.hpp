@@ -26,96 +26,96 @@ template <class S>
 inline constexpr S two_over_sqrt_pi_v = S(1.128379167095512573896158903121545172L);
 
 struct negate_op {
-    template <class S> static S value(S x) { return -x; }
-    template <class S> static S d(S, S) { return S(-1); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S x) { return -x; }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d(S, S) { return S(-1); }
 };
 struct identity_op {
-    template <class S> static S value(S x) { return x; }
-    template <class S> static S d(S, S) { return S(1); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S x) { return x; }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d(S, S) { return S(1); }
 };
 struct sqrt_op {
-    template <class S> static S value(S x) { return sqrt(x); }
-    template <class S> static S d(S, S r) { return S(0.5) / r; }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S x) { return sqrt(x); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d(S, S r) { return S(0.5) / r; }
 };
 template <>
 struct nonfinite_partials<sqrt_op> : std::true_type {};  // see expr/nodes.hpp
 struct cbrt_op {
-    template <class S> static S value(S x) { return cbrt(x); }
-    template <class S> static S d(S, S r) { return S(1) / (S(3) * r * r); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S x) { return cbrt(x); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d(S, S r) { return S(1) / (S(3) * r * r); }
 };
 template <>
 struct nonfinite_partials<cbrt_op> : std::true_type {};  // see expr/nodes.hpp
 struct exp_op {
-    template <class S> static S value(S x) { return exp(x); }
-    template <class S> static S d(S, S r) { return r; }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S x) { return exp(x); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d(S, S r) { return r; }
 };
 struct exp2_op {
-    template <class S> static S value(S x) { return exp2(x); }
-    template <class S> static S d(S, S r) { return r * ln2_v<S>; }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S x) { return exp2(x); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d(S, S r) { return r * ln2_v<S>; }
 };
 struct expm1_op {
-    template <class S> static S value(S x) { return expm1(x); }
-    template <class S> static S d(S x, S) { return exp(x); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S x) { return expm1(x); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d(S x, S) { return exp(x); }
 };
 struct log_op {
-    template <class S> static S value(S x) { return log(x); }
-    template <class S> static S d(S x, S) { return S(1) / x; }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S x) { return log(x); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d(S x, S) { return S(1) / x; }
 };
 struct log2_op {
-    template <class S> static S value(S x) { return log2(x); }
-    template <class S> static S d(S x, S) { return S(1) / (x * ln2_v<S>); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S x) { return log2(x); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d(S x, S) { return S(1) / (x * ln2_v<S>); }
 };
 struct log10_op {
-    template <class S> static S value(S x) { return log10(x); }
-    template <class S> static S d(S x, S) { return S(1) / (x * ln10_v<S>); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S x) { return log10(x); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d(S x, S) { return S(1) / (x * ln10_v<S>); }
 };
 struct log1p_op {
-    template <class S> static S value(S x) { return log1p(x); }
-    template <class S> static S d(S x, S) { return S(1) / (S(1) + x); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S x) { return log1p(x); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d(S x, S) { return S(1) / (S(1) + x); }
 };
 struct sin_op {
-    template <class S> static S value(S x) { return sin(x); }
-    template <class S> static S d(S x, S) { return cos(x); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S x) { return sin(x); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d(S x, S) { return cos(x); }
 };
 struct cos_op {
-    template <class S> static S value(S x) { return cos(x); }
-    template <class S> static S d(S x, S) { return -sin(x); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S x) { return cos(x); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d(S x, S) { return -sin(x); }
 };
 struct tan_op {
-    template <class S> static S value(S x) { return tan(x); }
-    template <class S> static S d(S, S r) { return S(1) + r * r; }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S x) { return tan(x); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d(S, S r) { return S(1) + r * r; }
 };
 struct asin_op {
-    template <class S> static S value(S x) { return asin(x); }
-    template <class S> static S d(S x, S) { return S(1) / sqrt((S(1) - x) * (S(1) + x)); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S x) { return asin(x); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d(S x, S) { return S(1) / sqrt((S(1) - x) * (S(1) + x)); }
 };
 template <>
 struct nonfinite_partials<asin_op> : std::true_type {};  // see expr/nodes.hpp
 struct acos_op {
-    template <class S> static S value(S x) { return acos(x); }
-    template <class S> static S d(S x, S) { return S(-1) / sqrt((S(1) - x) * (S(1) + x)); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S x) { return acos(x); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d(S x, S) { return S(-1) / sqrt((S(1) - x) * (S(1) + x)); }
 };
 template <>
 struct nonfinite_partials<acos_op> : std::true_type {};  // see expr/nodes.hpp
 struct atan_op {
-    template <class S> static S value(S x) { return atan(x); }
-    template <class S> static S d(S x, S) { return S(1) / (S(1) + x * x); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S x) { return atan(x); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d(S x, S) { return S(1) / (S(1) + x * x); }
 };
 struct sinh_op {
-    template <class S> static S value(S x) { return sinh(x); }
-    template <class S> static S d(S x, S) { return cosh(x); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S x) { return sinh(x); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d(S x, S) { return cosh(x); }
 };
 struct cosh_op {
-    template <class S> static S value(S x) { return cosh(x); }
-    template <class S> static S d(S x, S) { return sinh(x); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S x) { return cosh(x); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d(S x, S) { return sinh(x); }
 };
 struct tanh_op {
-    template <class S> static S value(S x) { return tanh(x); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S x) { return tanh(x); }
     // 1 - tanh^2 cancels for |x| > 1 (all digits lost by |x| = 20): there
     // use sech^2 x = 4 e / (1 + e)^2 with e = exp(-2|x|), which neither
     // cancels nor overflows (1 / cosh^2 does past |x| = 355: its Dual tangent,
     // a second derivative, came out NaN).
-    template <class S> static S d(S x, S r) {
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d(S x, S r) {
         if (fabs(x) < S(1)) return S(1) - r * r;
         const S e = exp(S(-2) * fabs(x));
         const S q = S(1) + e;
@@ -123,47 +123,47 @@ struct tanh_op {
     }
 };
 struct asinh_op {
-    template <class S> static S value(S x) { return asinh(x); }
-    template <class S> static S d(S x, S) { return S(1) / hypot(x, S(1)); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S x) { return asinh(x); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d(S x, S) { return S(1) / hypot(x, S(1)); }
 };
 struct acosh_op {
-    template <class S> static S value(S x) { return acosh(x); }
-    template <class S> static S d(S x, S) { return S(1) / (sqrt(x - S(1)) * sqrt(x + S(1))); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S x) { return acosh(x); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d(S x, S) { return S(1) / (sqrt(x - S(1)) * sqrt(x + S(1))); }
 };
 template <>
 struct nonfinite_partials<acosh_op> : std::true_type {};  // see expr/nodes.hpp
 struct atanh_op {
-    template <class S> static S value(S x) { return atanh(x); }
-    template <class S> static S d(S x, S) { return S(1) / ((S(1) - x) * (S(1) + x)); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S x) { return atanh(x); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d(S x, S) { return S(1) / ((S(1) - x) * (S(1) + x)); }
 };
 struct abs_op {
-    template <class S> static S value(S x) { return fabs(x); }
-    template <class S> static S d(S x, S) { return x > 0 ? S(1) : (x < 0 ? S(-1) : S(0)); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S x) { return fabs(x); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d(S x, S) { return x > 0 ? S(1) : (x < 0 ? S(-1) : S(0)); }
 };
 struct erf_op {
-    template <class S> static S value(S x) { return erf(x); }
-    template <class S> static S d(S x, S) { return two_over_sqrt_pi_v<S> * exp(-x * x); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S x) { return erf(x); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d(S x, S) { return two_over_sqrt_pi_v<S> * exp(-x * x); }
 };
 struct erfc_op {
-    template <class S> static S value(S x) { return erfc(x); }
-    template <class S> static S d(S x, S) { return -two_over_sqrt_pi_v<S> * exp(-x * x); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S x) { return erfc(x); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d(S x, S) { return -two_over_sqrt_pi_v<S> * exp(-x * x); }
 };
 struct tgamma_op {
-    template <class S> static S value(S x) { return tgamma(x); }
-    template <class S> static S d(S x, S r) { return r * digamma(x); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S x) { return tgamma(x); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d(S x, S r) { return r * digamma(x); }
 };
 struct lgamma_op {
-    template <class S> static S value(S x) { return lgamma(x); }
-    template <class S> static S d(S x, S) { return digamma(x); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S x) { return lgamma(x); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d(S x, S) { return digamma(x); }
 };
 
 }  // namespace detail
 
 // Unary operators.
 template <class E, detail::enable_t<E> = 0>
-constexpr auto operator-(E&& x) { return detail::make_unary<detail::negate_op, E>(x); }
+TAPEFLOW_ALWAYS_INLINE constexpr auto operator-(E&& x) { return detail::make_unary<detail::negate_op, E>(x); }
 template <class E, detail::enable_t<E> = 0>
-constexpr auto operator+(E&& x) { return detail::make_unary<detail::identity_op, E>(x); }
+TAPEFLOW_ALWAYS_INLINE constexpr auto operator+(E&& x) { return detail::make_unary<detail::identity_op, E>(x); }
 
 // One-argument functions. Found by argument-dependent lookup and, unless
 // TAPEFLOW_NO_STD_OVERLOADS is defined, as std::name too (tapeflow/std.hpp).

@@ -58,6 +58,7 @@ inline void report_progress(const tape_options& options, const tile_stream& stre
 /// tape defines it, so that the tape needs nothing from expr/.
 template <class S, std::size_t N>
 struct arg_buffer {
+    TAPEFLOW_ALWAYS_INLINE arg_buffer() noexcept {}  // inlined also for Dual partials (their constructor)
     S partials[N];
     identifier ids[N];
     std::uint32_t size = 0;
