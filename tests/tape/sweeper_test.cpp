@@ -74,7 +74,7 @@ TEST_CASE("sweep_records propagates adjoints backwards through records of every 
     CHECK(adjoint[5] == 0.0);
 }
 
-TEST_CASE("sweep_records and sweep_lane_records: records of each count 1-20, both kinds, as a sweep of them unencoded") {
+TEST_CASE("sweep_records, sweep_lane_records and sweep_records_private: records of each count 1-20, both kinds") {
     // Random records of 1-20 pairs (each short count has a case of its own
     // in the sweep, 16 and more are long records), assignments and updates
     // in random order, with an external entry between them. The reference
@@ -108,22 +108,28 @@ TEST_CASE("sweep_records and sweep_lane_records: records of each count 1-20, bot
         records.push_back(p);
         if (j == counts.size() / 2) records.push_back(plain{0, {}, {}, false, true});
     }
-    run r;
-    for (const plain& p : records) {
-        if (p.external)
-            r.add_external(0);
-        else {
-            const std::size_t at = r.bytes.size();
-            r.bytes.resize(at + L::size(p.partials.size()));
-            L::write(r.bytes.data() + at, p.lhs, std::uint32_t(p.partials.size()), p.partials.data(), p.ids.data(),
-                     p.update);
+    // the records encoded, the external entry left out where `externals` is false
+    const auto encode = [&](bool externals) {
+        run encoded;
+        for (const plain& p : records) {
+            if (p.external) {
+                if (externals) encoded.add_external(0);
+            } else {
+                const std::size_t at = encoded.bytes.size();
+                encoded.bytes.resize(at + L::size(p.partials.size()));
+                L::write(encoded.bytes.data() + at, p.lhs, std::uint32_t(p.partials.size()), p.partials.data(),
+                         p.ids.data(), p.update);
+            }
         }
-    }
+        return encoded;
+    };
+    const run r = encode(true);
     // the reference sweep from `seed` (the entry: x2's adjoint += 2 * that
-    // of v = inputs + 1, which it consumes)
-    const auto reference = [&](std::vector<double> adjoint) {
+    // of v = inputs + 1, which it consumes; left out where `externals` is false)
+    const auto reference = [&](std::vector<double> adjoint, bool externals = true) {
         for (auto p = records.rbegin(); p != records.rend(); ++p) {
             if (p->external) {
+                if (!externals) continue;
                 adjoint[2] += 2 * adjoint[inputs + 1];
                 adjoint[inputs + 1] = 0;
                 continue;
@@ -154,6 +160,25 @@ TEST_CASE("sweep_records and sweep_lane_records: records of each count 1-20, bot
             INFO("identifier " << id);
             CHECK(adjoint[id] == Approx(expected[id]).epsilon(1e-12).margin(1e-12));
         }
+    }
+    SECTION("a thread's part of a parallel region: its adds into adjoints of its own") {
+        // sweep_records_private gets no external entries; the lhs adjoint
+        // is the sum of the shared and the private part, the operands' adds
+        // go to the private part, and what it touched is listed
+        const run no_entry = encode(false);
+        const std::vector<double> seed = random_seed();
+        const std::vector<double> expected = reference(seed, false);
+        std::vector<double> shared = seed, mine(seed.size(), 0.0);
+        std::vector<identifier> touched;
+        tapeflow::detail::sweep_records_private(no_entry.begin(), no_entry.end(), shared.data(), mine.data(),
+                                                touched);
+        for (identifier id = 1; id < next; ++id) {
+            INFO("identifier " << id);
+            CHECK(shared[id] + mine[id] == Approx(expected[id]).epsilon(1e-12).margin(1e-12));
+            if (mine[id] != 0) CHECK(std::count(touched.begin(), touched.end(), id) >= 1);
+        }
+        // an input's shared part is never written: the adds went to `mine`
+        for (identifier id = 1; id <= inputs; ++id) CHECK(shared[id] == seed[id]);
     }
     SECTION("four lanes") {
         constexpr std::size_t lanes = 4;
