@@ -149,6 +149,8 @@ TEST_CASE("unary functions where no derivative exists: the documented values") {
     UNARY(ceil, -1.5, 0.3, 2.0);
     UNARY(round, -1.5, 0.3, 2.5);
     UNARY(trunc, -1.5, 0.3, 2.7);
+    UNARY(rint, -1.5, 0.3, 2.5);
+    UNARY(nearbyint, -1.5, 0.3, 2.5);
     std::vector<Dual> x{Dual(0.0, 1.0)};
     CHECK(Dual(abs(x[0])).tangent() == 0.0);
     CHECK(Dual(floor(x[0] + 0.5)).tangent() == 0.0);
@@ -178,6 +180,8 @@ TEST_CASE("binary operators and functions: Dual == reference == reverse, lanes =
     BINARY(hypot, {1.5, -0.7}, {0.3, 2.1});
     BINARY(fmod, {5.3, 1.5}, {-3.2, 0.7});
     BINARY(copysign, {1.5, -2.0}, {-1.0, 3.0});
+    BINARY(remainder, {5.3, 1.5}, {-3.2, 0.7}, {5.3, 0.7});
+    BINARY(fdim, {1.5, -0.7}, {0.3, 2.1});
     BINARY(fmin, {1.5, -0.7}, {0.3, 2.1});
     BINARY(fmax, {1.5, -0.7}, {0.3, 2.1});
     BINARY(min, {1.5, -0.7}, {0.3, 2.1});
@@ -187,6 +191,12 @@ TEST_CASE("binary operators and functions: Dual == reference == reverse, lanes =
     at_points("pow(a, 0)", [](const auto& x) { return pow(x[0], 0); }, {-1.5, 0.0, 2.0});
     at_pairs("hypot(a, b, c)", [](const auto& x) { return hypot(x[0], x[1], x[0] * x[1]); },
              {{1.0, 2.0}, {-0.5, 3.0}});
+    at_pairs("fma(a, b, c)", [](const auto& x) { return fma(x[0], x[1], x[0] * x[1]); },
+             {{1.0, 2.0}, {-0.5, 3.0}});
+    at_pairs("fma(a, 1.25, b)", [](const auto& x) { return fma(x[0], 1.25, x[1]); }, {{1.0, 2.0}});
+    at_pairs("fma(1.25, b, 0.5)", [](const auto& x) { return fma(1.25, x[1], 0.5); }, {{1.0, 2.0}});
+    at_points("ldexp(a, 3)", [](const auto& x) { return ldexp(x[0], 3); }, {-1.5, 0.0, 2.0});
+    at_points("scalbn(a, -2)", [](const auto& x) { return scalbn(x[0] * x[0], -2); }, {-1.5, 2.0});
 }
 
 TEST_CASE("binary functions where no derivative exists: the documented values") {

@@ -1,4 +1,5 @@
-// pow, atan2, hypot, fmin, fmax, min, max, fmod, copysign
+// pow, atan2, hypot, fmin, fmax, min, max, fmod, copysign, remainder, fdim,
+// fma, ldexp, scalbn
 // (include/tapeflow/expr/binary_functions.hpp): values, partials against
 // analytic formulas and finite differences, the documented conventions where
 // no derivative exists, and numbers (double, int) on either side.
@@ -277,6 +278,105 @@ TEST_CASE("copysign", "[binary][copysign]") {
                 {-1.5, 2.0}, {-1.5, -2.0}, {2.0, -0.0, 0}, {-2.0, 0.0, 0}, {1e300, -1e-300, 0});
 }
 
+TEST_CASE("remainder", "[binary][remainder]") {
+    // remainder(a, b) = a - n b with n = a / b rounded to nearest (ties to
+    // even): d/da = 1, d/db = -n.
+    BINARY_CASE(remainder, 1, -std::rint(a / b), {7.5, 2.0}, {-7.5, 2.0}, {7.5, -2.0}, {0.3, 5.0}, {5.3, 0.7},
+                {1e6 + 0.25, 3.0}, {2.0, 1.5}, {-2.9, 0.4});
+    SECTION("at the jumps and at ties d/db is still minus the quotient it used") {
+        // {a, b, expected d/db}: 5 / 2 = 2.5 rounds to 2, 7 / 2 = 3.5 to 4
+        for (const auto& p : std::vector<std::vector<double>>{{5, 2, -2}, {7, 2, -4}, {-5, 2, 2}, {6, 2, -3}, {0, 5, 0}}) {
+            INFO("remainder(" << p[0] << ", " << p[1] << ")");
+            const auto r =
+                differentiate<double>([](const Real& a, const Real& b) { return remainder(a, b); }, p[0], p[1]);
+            CHECK(same(r.value, std::remainder(p[0], p[1])));
+            CHECK(r.d[0] == 1.0);
+            CHECK(r.d[1] == p[2]);
+        }
+    }
+}
+
+TEST_CASE("fdim", "[binary][fdim]") {
+    // fdim(a, b) = a - b where a > b, else +0.
+    BINARY_CASE(fdim, a > b ? 1 : 0, a > b ? -1 : 0, {2.0, 1.0}, {1.0, 2.0}, {-3.0, 5.0}, {5.0, -3.0},
+                {0.25, -1e-3}, {1e300, -1e300, 0});
+    SECTION("at a tie and with a NaN: both partials 0") {
+        const auto tie = differentiate<double>([](const Real& a, const Real& b) { return fdim(a, b); }, 1.5, 1.5);
+        CHECK(same(tie.value, 0.0));
+        CHECK((tie.d[0] == 0.0 && tie.d[1] == 0.0));
+        const auto nan = differentiate<double>([](const Real& a, const Real& b) { return fdim(a, b); }, qnan, 1.0);
+        CHECK(std::isnan(nan.value));
+        CHECK((nan.d[0] == 0.0 && nan.d[1] == 0.0));
+    }
+}
+
+TEST_CASE("fma: std::fma's value, the partials of a * b + c", "[binary][fma]") {
+    const auto f = [](const auto& a, const auto& b, const auto& c) { return fma(a, b, c); };
+    for (const auto& x : std::vector<std::vector<double>>{{1.5, 2.0, -0.5}, {-0.3, 4.0, 7.0}, {0.0, -2.5, 1.0},
+                                                           {1e150, 1e150, -1e300}}) {
+        INFO("fma(" << x[0] << ", " << x[1] << ", " << x[2] << ")");
+        const auto r = differentiate<double>(f, x[0], x[1], x[2]);
+        CHECK(same(r.value, std::fma(x[0], x[1], x[2])));
+        CHECK(r.statements == 1);
+        CHECK(r.arguments == 3);
+        CHECK((r.d[0] == x[1] && r.d[1] == x[0] && r.d[2] == 1.0));
+        if (std::fabs(x[0]) < 1e100) {
+            const auto fd = expr_test::richardson_gradient(
+                [](const std::vector<double>& v) { return std::fma(v[0], v[1], v[2]); }, x);
+            for (int i = 0; i < 3; ++i) CHECK_CLOSE(r.d[i], fd[i], 1e-7L, 1e-9L);
+        }
+        // numbers in any position, the std:: spelling
+        const auto m = differentiate<double>([&](const Real& a, const Real& c) { return fma(a, x[1], c); }, x[0], x[2]);
+        CHECK((same(m.value, r.value) && m.d[0] == r.d[0] && m.d[1] == r.d[2]));
+        const auto b_only = differentiate<double>([&](const Real& b) { return std::fma(x[0], b, x[2]); }, x[1]);
+        CHECK((same(b_only.value, r.value) && b_only.d[0] == r.d[1]));
+        const auto with_int = differentiate<double>([&](const Real& a) { return fma(a, 3, 1); }, x[0]);
+        CHECK((same(with_int.value, std::fma(x[0], 3.0, 1.0)) && with_int.d[0] == 3.0));
+    }
+    SECTION("the value is rounded once, as std::fma's") {
+        // (1 + 2^-30)(1 - 2^-30) - 1 = -2^-60 exactly; a * b + c rounds the product to 1 and gives 0
+        const double a = 1 + std::ldexp(1.0, -30), b = 1 - std::ldexp(1.0, -30);
+        const auto r = differentiate<double>(f, a, b, -1.0);
+        CHECK(r.value == -std::ldexp(1.0, -60));
+        CHECK(r.value == std::fma(a, b, -1.0));
+    }
+    SECTION("a repeated operand: fma(x, x, x) has derivative 2x + 1") {
+        const auto r = differentiate<double>([](const Real& x) { return fma(x, x, x); }, 1.75);
+        CHECK(r.value == std::fma(1.75, 1.75, 1.75));
+        CHECK(r.d[0] == 2 * 1.75 + 1);
+        CHECK(r.arguments == 1);
+    }
+}
+
+TEST_CASE("ldexp and scalbn: x 2^e, derivative 2^e", "[binary][ldexp]") {
+    for (double x : {1.5, -0.3, 0.0, 1e-300, 7.25}) {
+        for (int e : {-1074, -1022, -3, 0, 5, 1023}) {
+            INFO("ldexp(" << x << ", " << e << ")");
+            const auto r = differentiate<double>([e](const Real& v) { return ldexp(v, e); }, x);
+            CHECK(same(r.value, std::ldexp(x, e)));
+            CHECK(r.d[0] == std::ldexp(1.0, e));
+            CHECK(r.statements == 1);
+            const auto s = differentiate<double>([e](const Real& v) { return std::scalbn(v, e); }, x);
+            CHECK((same(s.value, std::scalbn(x, e)) && s.d[0] == r.d[0]));
+            CHECK(differentiate<double>([e](const Real& v) { return std::ldexp(v, e); }, x).d[0] == r.d[0]);
+        }
+    }
+    SECTION("of an expression: one record, the chain rule") {
+        const auto r = differentiate<double>([](const Real& x, const Real& y) { return ldexp(x * y, 2); }, 1.5, -0.5);
+        CHECK(r.value == -3.0);
+        CHECK(r.statements == 1);
+        CHECK((r.d[0] == 4 * -0.5 && r.d[1] == 4 * 1.5));
+        const double fd = expr_test::richardson([](double v) { return std::ldexp(v * -0.5, 2); }, 1.5, 1e-6);
+        CHECK_CLOSE(r.d[0], fd, 1e-7L, 1e-9L);
+    }
+    SECTION("2^e beyond the largest double: the derivative is inf, the value finite") {
+        const auto r = differentiate<double>([](const Real& v) { return ldexp(v, 1100); }, 1e-300);
+        CHECK(r.value == std::ldexp(1e-300, 1100));
+        CHECK(std::isfinite(r.value));
+        CHECK(r.d[0] == inf);
+    }
+}
+
 TEMPLATE_TEST_CASE("binary functions in float and long double", "[binary][precision]", float, long double) {
     using S = TestType;
     using R = tapeflow::basic_real<S>;
@@ -298,4 +398,10 @@ TEMPLATE_TEST_CASE("binary functions in float and long double", "[binary][precis
     r = differentiate<S>([](const R& x, const R& y) { return fmod(x * 7, y) + fmax(x, y) + min(y, 0.5); }, a0, b0);
     CHECK_CLOSE(r.d[0], 7 + 1, tol, 0.0L);
     CHECK_CLOSE(r.d[1], -std::trunc(7 * a / b) + 1, tol, 0.0L);
+    // a / b = -5/3 rounds to -2 in remainder; a > b for fdim
+    r = differentiate<S>([](const R& x, const R& y) { return fma(x, y, x) + ldexp(y, 3) + remainder(x, y) + fdim(x, y); },
+                         a0, b0);
+    CHECK(r.value == std::fma(a0, b0, a0) + std::ldexp(b0, 3) + std::remainder(a0, b0) + std::fdim(a0, b0));
+    CHECK_CLOSE(r.d[0], b + 1 + 1 + 1, tol, 0.0L);
+    CHECK_CLOSE(r.d[1], a + 8 + 2 - 1, tol, 0.0L);
 }

@@ -203,7 +203,7 @@ TEST_CASE("derivatives at points where none exists take the documented values", 
     }
 }
 
-TEST_CASE("floor, ceil, round and trunc are passive with derivative 0", "[unary][edge]") {
+TEST_CASE("floor, ceil, round, trunc, rint and nearbyint are passive with derivative 0", "[unary][edge]") {
     auto check = [](const char* name, auto f, auto f_std, auto ref) {
         for (double x : {2.5, -2.5, 0.49999999999999994, -0.5, 3.0, -0.0, 1e300, -7.25}) {
             INFO(name << "(" << x << ")");
@@ -234,6 +234,10 @@ TEST_CASE("floor, ceil, round and trunc are passive with derivative 0", "[unary]
           [](double x) { return std::round(x); });
     check("trunc", [](const Real& x) { return trunc(x); }, [](const Real& x) { return std::trunc(x); },
           [](double x) { return std::trunc(x); });
+    check("rint", [](const Real& x) { return rint(x); }, [](const Real& x) { return std::rint(x); },
+          [](double x) { return std::rint(x); });
+    check("nearbyint", [](const Real& x) { return nearbyint(x); }, [](const Real& x) { return std::nearbyint(x); },
+          [](double x) { return std::nearbyint(x); });
 }
 
 TEST_CASE("nested unary functions make one record (chain rule)", "[unary]") {

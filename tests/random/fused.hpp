@@ -52,6 +52,8 @@ inline double floor(double x) { return std::floor(x); }
 inline double ceil(double x) { return std::ceil(x); }
 inline double round(double x) { return std::round(x); }
 inline double trunc(double x) { return std::trunc(x); }
+inline double rint(double x) { return std::rint(x); }
+inline double nearbyint(double x) { return std::nearbyint(x); }
 inline double pow(double a, double b) { return std::pow(a, b); }
 inline double pow(double a, int n) { return std::pow(a, double(n)); }
 inline double atan2(double y, double x) { return std::atan2(y, x); }
@@ -63,6 +65,10 @@ inline double min(double a, double b) { return b < a ? b : a; }
 inline double max(double a, double b) { return a < b ? b : a; }
 inline double fmod(double a, double b) { return std::fmod(a, b); }
 inline double copysign(double a, double b) { return std::copysign(a, b); }
+inline double remainder(double a, double b) { return std::remainder(a, b); }
+inline double fdim(double a, double b) { return std::fdim(a, b); }
+inline double fma(double a, double b, double c) { return std::fma(a, b, c); }
+inline double ldexp(double x, int e) { return std::ldexp(x, e); }
 
 // ---- fused patterns ---------------------------------------------------------------
 /// out = pattern k of (a, b, c, d), as one assignment.

@@ -234,6 +234,8 @@ void interpreter<T>::compute(const node& n, T& out) {
     case op::ceil: out = ceil(x()); mix_bits(primal(out)); break;
     case op::round: out = round(x()); mix_bits(primal(out)); break;
     case op::trunc: out = trunc(x()); mix_bits(primal(out)); break;
+    case op::rint: out = rint(x()); mix_bits(primal(out)); break;
+    case op::nearbyint: out = nearbyint(x()); mix_bits(primal(out)); break;
     case op::add: binary(n, out, [](const auto& a, const auto& b) { return a + b; }); break;
     case op::sub: binary(n, out, [](const auto& a, const auto& b) { return a - b; }); break;
     case op::mul: binary(n, out, [](const auto& a, const auto& b) { return a * b; }); break;
@@ -276,6 +278,16 @@ void interpreter<T>::compute(const node& n, T& out) {
         mix(std::signbit(value(n.a)) * 2 + std::signbit(value(n.b)));
         binary(n, out, [](const auto& a, const auto& b) { return copysign(a, b); });
         break;
+    case op::remainder: {
+        const double a = value(n.a), b = value(n.b);
+        mix_bits(std::round((a - std::remainder(a, b)) / b));  // the quotient rounded to nearest
+        binary(n, out, [](const auto& u, const auto& v) { return remainder(u, v); });
+        break;
+    }
+    case op::fdim:  // a kink where a == b
+        mix(64 + (value(n.a) > value(n.b)));
+        binary(n, out, [](const auto& a, const auto& b) { return fdim(a, b); });
+        break;
     case op::powi: out = pow(x(), n.index); break;
     case op::hypot3:
         mix(32 + std::signbit(primal(x())) * 4 + std::signbit(primal(get(n.b))) * 2 +
@@ -283,6 +295,11 @@ void interpreter<T>::compute(const node& n, T& out) {
         if (n.c.node < 0) out = hypot(x(), get(n.b), n.c.k);
         else out = hypot(x(), get(n.b), get(n.c));
         break;
+    case op::fma:
+        if (n.c.node < 0) out = fma(x(), get(n.b), n.c.k);
+        else out = fma(x(), get(n.b), get(n.c));
+        break;
+    case op::ldexp: out = ldexp(x(), n.index); break;
     case op::fused: {
         const T &a = get(n.a), &b = get(n.b), &c = get(n.c), &d = get(n.d);
         mix(fused_kinks(n.index, primal(a), primal(b), primal(c), primal(d)));

@@ -52,9 +52,9 @@ inline void node_(std::ostream& out, const program& p, const expr& e, int i) {
     } else {
         out << name(n.code) << "(";
         arg(n.a);
-        if (n.code == op::powi) out << ", " << n.index;
-        if (n.code > op::trunc && n.code != op::powi) out << ", ", arg(n.b);
-        if (n.code == op::hypot3) out << ", ", arg(n.c);
+        if (n.code == op::powi || n.code == op::ldexp) out << ", " << n.index;
+        if (n.code > op::nearbyint && n.code != op::powi && n.code != op::ldexp) out << ", ", arg(n.b);
+        if (n.code == op::hypot3 || n.code == op::fma) out << ", ", arg(n.c);
         out << ")";
     }
 }

@@ -44,10 +44,10 @@ enum class op : std::uint8_t {
     // unary
     neg, plus, sqrt, cbrt, exp, exp2, expm1, log, log2, log10, log1p, sin, cos, tan, asin, acos,
     atan, sinh, cosh, tanh, asinh, acosh, atanh, abs, fabs, erf, erfc, tgamma, lgamma, floor, ceil,
-    round, trunc,
+    round, trunc, rint, nearbyint,
     // binary (operands may be literals), then the rest
-    add, sub, mul, div, pow, atan2, hypot, fmin, fmax, min, max, fmod, copysign,
-    powi, hypot3, fused,
+    add, sub, mul, div, pow, atan2, hypot, fmin, fmax, min, max, fmod, copysign, remainder, fdim,
+    powi, hypot3, fma, ldexp, fused,
     count
 };
 inline constexpr int fused_patterns = 16;
@@ -57,8 +57,9 @@ inline const char* name(op o) {
         "var", "const", "-", "+", "sqrt", "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10",
         "log1p", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh",
         "acosh", "atanh", "abs", "fabs", "erf", "erfc", "tgamma", "lgamma", "floor", "ceil",
-        "round", "trunc", "+", "-", "*", "/", "pow", "atan2", "hypot", "fmin", "fmax", "min",
-        "max", "fmod", "copysign", "pow", "hypot", "fused"};
+        "round", "trunc", "rint", "nearbyint", "+", "-", "*", "/", "pow", "atan2", "hypot", "fmin",
+        "fmax", "min", "max", "fmod", "copysign", "remainder", "fdim", "pow", "hypot", "fma", "ldexp",
+        "fused"};
     return names[static_cast<int>(o)];
 }
 // clang-format on
@@ -72,7 +73,7 @@ struct operand {
 struct node {
     op code = op::constant;
     operand a, b, c, d;
-    int index = 0;  ///< var: slot; powi: exponent; fused: pattern
+    int index = 0;  ///< var: slot; powi, ldexp: exponent; fused: pattern
     double k = 0;   ///< constant: value
 };
 

@@ -10,11 +10,11 @@ namespace tapeflow_random {
 inline generator::info generator::build(expr& e, int depth) {
     // 40% unary, 48% binary, 12% fused
     const double roll = uniform(0, 1);
-    const op o = roll < 0.4    ? static_cast<op>(between(int(op::neg), int(op::trunc)))
-                 : roll < 0.88 ? static_cast<op>(between(int(op::add), int(op::hypot3)))
+    const op o = roll < 0.4    ? static_cast<op>(between(int(op::neg), int(op::nearbyint)))
+                 : roll < 0.88 ? static_cast<op>(between(int(op::add), int(op::ldexp)))
                                : op::fused;
     const double pi = 3.141592653589793;
-    if (o >= op::neg && o <= op::trunc) {
+    if (o >= op::neg && o <= op::nearbyint) {
         const info x = child(e, depth);
         switch (o) {
         case op::neg: return unary(e, o, x, x.m);
@@ -77,7 +77,7 @@ inline generator::info generator::build(expr& e, int depth) {
             const int r = between(0, 3);
             return unary(e, o, interval(e, x, centers[r], halves[r]), 10);
         }
-        default: return unary(e, o, x, x.m + 1);  // floor ceil round trunc
+        default: return unary(e, o, x, x.m + 1);  // floor ceil round trunc rint nearbyint
         }
     }
     double ma = 0, mb = 0;
@@ -91,7 +91,8 @@ inline generator::info generator::build(expr& e, int depth) {
     case op::fmax:
     case op::min:
     case op::max:
-    case op::copysign: {
+    case op::copysign:
+    case op::fdim: {
         operand a = maybe_literal(e, depth, ma), b;
         if (a.node < 0) {
             const info x = child(e, depth);
@@ -107,7 +108,8 @@ inline generator::info generator::build(expr& e, int depth) {
         }
         switch (o) {
         case op::add:
-        case op::sub: return binary(e, o, a, b, ma + mb);
+        case op::sub:
+        case op::fdim: return binary(e, o, a, b, ma + mb);
         case op::mul: return binary(e, o, a, b, ma * mb);
         case op::atan2: return binary(e, o, a, b, pi);
         case op::hypot: return binary(e, o, a, b, std::hypot(ma, mb));
@@ -121,7 +123,8 @@ inline generator::info generator::build(expr& e, int depth) {
         const info b = away_from_zero(e, child(e, depth), 0.1);
         return binary(e, o, a, of(b), ma / std::max(0.1, b.p));
     }
-    case op::fmod: {
+    case op::fmod:
+    case op::remainder: {  // |r| <= |a| for both (and <= |b| / 2 for remainder)
         const operand a = maybe_literal(e, depth, ma);
         if (a.node >= 0 && chance(0.3)) {
             const double k = nonzero_literal(0.5, 3);
@@ -157,7 +160,8 @@ inline generator::info generator::build(expr& e, int depth) {
         const double m = n.index < 0 ? std::pow(std::max(x.p, 0.3), n.index) : std::pow(x.m, n.index);
         return {add(e, n), m};
     }
-    case op::hypot3: {
+    case op::hypot3:
+    case op::fma: {  // hypot(a, b, c), a b + c; c a node or a literal
         node n;
         n.code = o;
         const info x = child(e, depth), y = child(e, depth);
@@ -165,7 +169,15 @@ inline generator::info generator::build(expr& e, int depth) {
         n.b = of(y);
         double mc = 0;
         n.c = maybe_literal(e, depth, mc);
-        return {add(e, n), std::sqrt(x.m * x.m + y.m * y.m + mc * mc)};
+        return {add(e, n), o == op::hypot3 ? std::sqrt(x.m * x.m + y.m * y.m + mc * mc) : x.m * y.m + mc};
+    }
+    case op::ldexp: {  // x 2^e, e in -3 .. 3
+        node n;
+        n.code = o;
+        n.index = between(-3, 3);
+        const info x = child(e, depth);
+        n.a = of(x);
+        return {add(e, n), std::ldexp(x.m, n.index)};
     }
     default: {  // fused: one statement, many operands; operands |x| <= 4
         node n;

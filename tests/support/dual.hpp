@@ -14,7 +14,8 @@
 // tapeflow documents (expr/unary_functions.hpp, expr/binary_functions.hpp):
 // abs'(0) = 0; fmin/fmax pick the first argument at a tie, min/max follow
 // std::min/std::max; atan2 and hypot have zero partials at the origin;
-// floor/ceil/round/trunc have derivative 0.
+// floor/ceil/round/trunc/rint/nearbyint have derivative 0; fdim has zero
+// partials where a <= b.
 //
 // dual_magnitude runs the same chain rule with the magnitude of every
 // coefficient: its tangent is the sum over all paths from the input of
@@ -176,6 +177,8 @@ private:
     friend D ceil(const D& x) { return {std::ceil(x.v), 0.0}; }
     friend D round(const D& x) { return {std::round(x.v), 0.0}; }
     friend D trunc(const D& x) { return {std::trunc(x.v), 0.0}; }
+    friend D rint(const D& x) { return {std::rint(x.v), 0.0}; }
+    friend D nearbyint(const D& x) { return {std::nearbyint(x.v), 0.0}; }
 
     friend D fmin(const D& a, const D& b) { return a.v <= b.v ? a : b; }
     friend D fmax(const D& a, const D& b) { return a.v >= b.v ? a : b; }
@@ -188,6 +191,19 @@ private:
         const double n = std::round((a.v - r) / b.v);
         return {r, a.d + c(-n) * b.d};
     }
+    /// remainder(a, b) = a - n b with n = a / b rounded to nearest, constant between jumps.
+    friend D remainder(const D& a, const D& b) {
+        const double r = std::remainder(a.v, b.v);
+        const double n = std::round((a.v - r) / b.v);
+        return {r, a.d + c(-n) * b.d};
+    }
+    /// fdim(a, b) = a - b where a > b, else 0 (a constant).
+    friend D fdim(const D& a, const D& b) {
+        return a.v > b.v ? D{std::fdim(a.v, b.v), a.d + c(-1.0) * b.d} : D{std::fdim(a.v, b.v), 0.0};
+    }
+    /// ldexp(x, e) = x 2^e, e an integer: d = 2^e dx.
+    friend D ldexp(const D& x, int e) { return {std::ldexp(x.v, e), c(std::ldexp(1.0, e)) * x.d}; }
+    friend D scalbn(const D& x, int e) { return ldexp(x, e); }
     /// copysign(a, b) = +-a; the sign in front of a is constant between jumps.
     friend D copysign(const D& a, const D& b) {
         return {std::copysign(a.v, b.v), c(std::signbit(a.v) == std::signbit(b.v) ? 1.0 : -1.0) * a.d};
@@ -207,6 +223,10 @@ private:
     friend D hypot(const D& a, const D& b) {
         const double r = std::hypot(a.v, b.v);
         return {r, r == 0 ? 0.0 : (c(a.v) * a.d + c(b.v) * b.d) / r};
+    }
+    /// fma(a, b, e) = a b + e, rounded once: d = b da + a db + de.
+    friend D fma(const D& a, const D& b, const D& e) {
+        return {std::fma(a.v, b.v, e.v), c(b.v) * a.d + c(a.v) * b.d + e.d};
     }
     friend D hypot(const D& a, const D& b, const D& e) {
         const double r = std::hypot(a.v, b.v, e.v);

@@ -9,6 +9,12 @@
 //                argument (as std::fmin does); min/max follow std::min/max.
 //   fmod(a, b):  d/da = 1, d/db = -(a - r) / b (the integer quotient)
 //   copysign(a, b): d/da = +-1 (whether the sign flipped), d/db = 0
+//   remainder(a, b): as fmod, the quotient rounded to nearest
+//   fdim(a, b):  1 and -1 where a > b, else both 0 (the result is +0)
+//   fma(a, b, c): b, a, 1 (the product is not rounded: the value is
+//                std::fma's, the partials are those of a * b + c)
+//   ldexp(x, e), scalbn(x, e): 2^e (inf where 2^e overflows, even if the
+//                result does not); the int e is a constant
 #pragma once
 
 #include <cmath>
@@ -95,6 +101,35 @@ struct copysign_op {
     template <class S> static TAPEFLOW_ALWAYS_INLINE S d_b(S, S, S) { return S(0); }
 };
 
+// remainder(a, b) = a - n b with n = a / b rounded to nearest (ties to
+// even): fmod's partials, whose d/db recovers the quotient from r.
+struct remainder_op : fmod_op {
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S a, S b) { return remainder(a, b); }
+};
+// fdim(a, b) = a - b where a > b, else +0 (a NaN argument gives NaN and
+// partials 0: every comparison with it is false).
+struct fdim_op {
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S a, S b) { return fdim(a, b); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d_a(S a, S b, S) { return a > b ? S(1) : S(0); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d_b(S a, S b, S) { return a > b ? S(-1) : S(0); }
+};
+struct fma_op {
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S a, S b, S c) { return fma(a, b, c); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d_a(S, S b, S, S) { return b; }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d_b(S a, S, S, S) { return a; }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d_c(S, S, S, S) { return S(1); }
+};
+// ldexp(x, e) = x 2^e. The exponent arrives as a passive operand (converted
+// exactly from the int); its innermost value is the int again.
+struct ldexp_op {
+    template <class S> static int exponent(const S& e) { return static_cast<int>(innermost_value(e)); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S value(S x, S e) { return ldexp(x, exponent(e)); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d_a(S, S e, S) { return ldexp(S(1), exponent(e)); }
+    template <class S> static TAPEFLOW_ALWAYS_INLINE S d_b(S, S, S) { return S(0); }
+};
+template <>
+struct nonfinite_partials<ldexp_op> : std::true_type {};  // 2^e may overflow; see expr/nodes.hpp
+
 }  // namespace detail
 
 // pow covers Real^Real, Real^double, double^Real and Real^int (the int is
@@ -119,5 +154,16 @@ template <class A, class B, detail::enable_t<A, B> = 0>
 auto fmod(A&& a, B&& b) { return detail::make_binary<detail::fmod_op, A, B>(a, b); }
 template <class A, class B, detail::enable_t<A, B> = 0>
 auto copysign(A&& a, B&& b) { return detail::make_binary<detail::copysign_op, A, B>(a, b); }
+template <class A, class B, detail::enable_t<A, B> = 0>
+auto remainder(A&& a, B&& b) { return detail::make_binary<detail::remainder_op, A, B>(a, b); }
+template <class A, class B, detail::enable_t<A, B> = 0>
+auto fdim(A&& a, B&& b) { return detail::make_binary<detail::fdim_op, A, B>(a, b); }
+template <class A, class B, class C, detail::enable_t<A, B, C> = 0>
+auto fma(A&& a, B&& b, C&& c) { return detail::make_ternary<detail::fma_op, A, B, C>(a, b, c); }
+// ldexp and scalbn (the same for a binary scalar): x times 2^e, e an int.
+template <class E, detail::enable_t<E> = 0>
+auto ldexp(E&& x, int e) { return detail::make_binary<detail::ldexp_op, E, int>(x, e); }
+template <class E, detail::enable_t<E> = 0>
+auto scalbn(E&& x, int e) { return detail::make_binary<detail::ldexp_op, E, int>(x, e); }
 
 }  // namespace tapeflow

@@ -31,16 +31,20 @@ using std::exp;
 using std::exp2;
 using std::expm1;
 using std::fabs;
+using std::fdim;
+using std::fma;
 using std::fmod;
 using std::hypot;
 using std::isinf;
 using std::isnan;
+using std::ldexp;
 using std::lgamma;
 using std::log;
 using std::log10;
 using std::log1p;
 using std::log2;
 using std::pow;
+using std::remainder;
 using std::round;
 using std::signbit;
 using std::sin;
@@ -50,7 +54,7 @@ using std::tan;
 using std::tanh;
 using std::tgamma;
 
-/// f (floor, ceil, round or trunc) of a scalar: of a Dual, a constant (its
+/// f (floor, ceil, round, trunc, rint or nearbyint) of a scalar: of a Dual, a constant (its
 /// tangents 0, the derivative of a step function where it has one).
 template <class S, class F>
 S step_function(const S& x, F f) {

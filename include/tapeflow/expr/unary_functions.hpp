@@ -3,7 +3,7 @@
 // Each operation is a struct with value(x) and d(x, r) where r = value(x).
 // Values at points where the derivative does not exist (see docs/expressions.md):
 //   abs, fabs at 0          -> 0
-//   floor ceil round trunc  -> 0 everywhere (their results are passive)
+//   floor ceil round trunc rint nearbyint -> 0 everywhere (passive results)
 //   sqrt, cbrt at 0; log at 0; asin, acos at +-1; acosh at 1; atanh at +-1
 //                           -> the IEEE value of the formula (+-inf)
 //   tgamma, lgamma at the poles 0, -1, -2, ... -> NaN
@@ -196,25 +196,25 @@ template <class E, detail::enable_t<E> = 0> auto tgamma(E&& x) { return detail::
 template <class E, detail::enable_t<E> = 0> auto lgamma(E&& x) { return detail::make_unary<detail::lgamma_op, E>(x); }
 
 // Piecewise-constant functions: derivative 0, so the result is passive.
-template <class E, detail::enable_t<E> = 0>
-auto floor(const E& x) {
-    return detail::passive_expr<typename E::scalar_type>(
-        detail::step_function(x.value(), [](auto v) { return std::floor(v); }));
+// rint and nearbyint round in the current rounding mode (to nearest, ties
+// to even, unless the program changed it); rint may raise FE_INEXACT.
+namespace detail {
+template <class E, class F>
+auto passive_step(const E& x, F f) {
+    return passive_expr<typename E::scalar_type>(step_function(x.value(), f));
 }
+}  // namespace detail
 template <class E, detail::enable_t<E> = 0>
-auto ceil(const E& x) {
-    return detail::passive_expr<typename E::scalar_type>(
-        detail::step_function(x.value(), [](auto v) { return std::ceil(v); }));
-}
+auto floor(const E& x) { return detail::passive_step(x, [](auto v) { return std::floor(v); }); }
 template <class E, detail::enable_t<E> = 0>
-auto round(const E& x) {
-    return detail::passive_expr<typename E::scalar_type>(
-        detail::step_function(x.value(), [](auto v) { return std::round(v); }));
-}
+auto ceil(const E& x) { return detail::passive_step(x, [](auto v) { return std::ceil(v); }); }
 template <class E, detail::enable_t<E> = 0>
-auto trunc(const E& x) {
-    return detail::passive_expr<typename E::scalar_type>(
-        detail::step_function(x.value(), [](auto v) { return std::trunc(v); }));
-}
+auto round(const E& x) { return detail::passive_step(x, [](auto v) { return std::round(v); }); }
+template <class E, detail::enable_t<E> = 0>
+auto trunc(const E& x) { return detail::passive_step(x, [](auto v) { return std::trunc(v); }); }
+template <class E, detail::enable_t<E> = 0>
+auto rint(const E& x) { return detail::passive_step(x, [](auto v) { return std::rint(v); }); }
+template <class E, detail::enable_t<E> = 0>
+auto nearbyint(const E& x) { return detail::passive_step(x, [](auto v) { return std::nearbyint(v); }); }
 
 }  // namespace tapeflow
