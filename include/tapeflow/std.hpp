@@ -70,6 +70,7 @@ using tapeflow::pow;
 using tapeflow::remainder;
 using tapeflow::rint;
 using tapeflow::round;
+using tapeflow::scalbln;
 using tapeflow::scalbn;
 using tapeflow::signbit;
 using tapeflow::sin;

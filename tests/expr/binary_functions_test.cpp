@@ -369,11 +369,39 @@ TEST_CASE("ldexp and scalbn: x 2^e, derivative 2^e", "[binary][ldexp]") {
         const double fd = expr_test::richardson([](double v) { return std::ldexp(v * -0.5, 2); }, 1.5, 1e-6);
         CHECK_CLOSE(r.d[0], fd, 1e-7L, 1e-9L);
     }
+    SECTION("exponents past any floating type's range: the results of std::ldexp") {
+        // The exponent is clamped before it becomes an operand (INT_MAX does
+        // not survive a round trip through float).
+        for (int e : {std::numeric_limits<int>::max(), 70000, std::numeric_limits<int>::min(), -70000}) {
+            INFO("e = " << e);
+            const auto r = differentiate<double>([e](const Real& v) { return ldexp(v, e); }, 1.5);
+            CHECK(same(r.value, std::ldexp(1.5, e)));
+            CHECK(same(r.d[0], std::ldexp(1.0, e)));
+            using RF = tapeflow::basic_real<float>;
+            const auto f = differentiate<float>([e](const RF& v) { return scalbn(v, e); }, -1.5f);
+            CHECK(same(double(f.value), double(std::scalbn(-1.5f, e))));
+            CHECK(same(double(f.d[0]), double(std::scalbn(1.0f, e))));
+        }
+    }
     SECTION("2^e beyond the largest double: the derivative is inf, the value finite") {
-        const auto r = differentiate<double>([](const Real& v) { return ldexp(v, 1100); }, 1e-300);
-        CHECK(r.value == std::ldexp(1e-300, 1100));
-        CHECK(std::isfinite(r.value));
-        CHECK(r.d[0] == inf);
+        for (const auto& [x, e] : std::vector<std::pair<double, int>>{{1e-300, 1100}, {0.5, 1024}}) {
+            INFO("ldexp(" << x << ", " << e << ")");
+            const auto r = differentiate<double>([e = e](const Real& v) { return ldexp(v, e); }, x);
+            CHECK(r.value == std::ldexp(x, e));
+            CHECK(std::isfinite(r.value));
+            CHECK(r.d[0] == inf);
+        }
+    }
+    SECTION("2^e below the smallest subnormal: the derivative is 0, the value not") {
+        const auto r = differentiate<double>([](const Real& v) { return ldexp(v, -1080); }, std::ldexp(1.0, 1000));
+        CHECK(r.value == std::ldexp(1.0, -80));
+        CHECK(same(r.d[0], 0.0));
+    }
+    SECTION("scalbln takes a long exponent") {
+        const auto r = differentiate<double>([](const Real& v) { return std::scalbln(v, 7L); }, 1.25);
+        CHECK((r.value == 160.0 && r.d[0] == 128.0));
+        const auto big = differentiate<double>([](const Real& v) { return scalbln(v, 1L << 40); }, 1.25);
+        CHECK((big.value == inf && big.d[0] == inf));
     }
 }
 

@@ -13,8 +13,9 @@
 //   fdim(a, b):  1 and -1 where a > b, else both 0 (the result is +0)
 //   fma(a, b, c): b, a, 1 (the product is not rounded: the value is
 //                std::fma's, the partials are those of a * b + c)
-//   ldexp(x, e), scalbn(x, e): 2^e (inf where 2^e overflows, even if the
-//                result does not); the int e is a constant
+//   ldexp(x, e), scalbn(x, e), scalbln(x, e): 2^e rounded to the scalar
+//                (inf past the largest number, 0 below the smallest
+//                subnormal, even where x 2^e is neither); e is a constant
 #pragma once
 
 #include <cmath>
@@ -161,9 +162,23 @@ auto fdim(A&& a, B&& b) { return detail::make_binary<detail::fdim_op, A, B>(a, b
 template <class A, class B, class C, detail::enable_t<A, B, C> = 0>
 auto fma(A&& a, B&& b, C&& c) { return detail::make_ternary<detail::fma_op, A, B, C>(a, b, c); }
 // ldexp and scalbn (the same for a binary scalar): x times 2^e, e an int.
+// e is clamped to +-65536 first: every result is the same (no floating
+// type's exponents reach that far), and the clamped e converts exactly to
+// the scalar and back (INT_MAX would not, in float).
+namespace detail {
+inline int exponent_operand(long e) noexcept { return e > 65536 ? 65536 : (e < -65536 ? -65536 : int(e)); }
+}  // namespace detail
 template <class E, detail::enable_t<E> = 0>
-auto ldexp(E&& x, int e) { return detail::make_binary<detail::ldexp_op, E, int>(x, e); }
+auto ldexp(E&& x, int e) {
+    return detail::make_binary<detail::ldexp_op, E, int>(x, detail::exponent_operand(e));
+}
 template <class E, detail::enable_t<E> = 0>
-auto scalbn(E&& x, int e) { return detail::make_binary<detail::ldexp_op, E, int>(x, e); }
+auto scalbn(E&& x, int e) {
+    return detail::make_binary<detail::ldexp_op, E, int>(x, detail::exponent_operand(e));
+}
+template <class E, detail::enable_t<E> = 0>
+auto scalbln(E&& x, long e) {
+    return detail::make_binary<detail::ldexp_op, E, int>(x, detail::exponent_operand(e));
+}
 
 }  // namespace tapeflow

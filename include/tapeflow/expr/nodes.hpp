@@ -103,10 +103,11 @@ TAPEFLOW_ALWAYS_INLINE constexpr T clone(const T& x) {
 }
 
 /// Whether Op's partial derivative is inf at a finite value at an end of its
-/// domain: sqrt, cbrt, asin, acos and acosh there, pow at a base of 0.
-/// (atan2 and hypot define theirs as 0 at the origin; log at 0 and a
-/// quotient by 0 have a non-finite value too.) Not covered: a partial that
-/// overflows while the value is finite (a division by a subnormal number,
+/// domain: sqrt, cbrt, asin, acos and acosh there, pow at a base of 0; and
+/// ldexp's 2^e past the largest number. (atan2 and hypot define theirs as 0
+/// at the origin; log at 0 and a quotient by 0 have a non-finite value too.)
+/// Not covered: other partials that overflow while the value is finite (a
+/// division by a subnormal number,
 /// log of one, a product of large partials along a path): forward mode can
 /// give a NaN there, where a reverse sweep skips a zero adjoint. Declared
 /// beside each such op.
