@@ -161,6 +161,7 @@ basic_real<detail::eigen_scalar_t<DA>> dot(const Eigen::MatrixBase<DA>& a, const
     const std::size_t captured = std::size_t(av.size() + bv.size()) * sizeof(S);
     op.record(
         [av = std::move(av), bv = std::move(bv), b_at](const S* y_bar, S* x_bar) {
+            (void)b_at;  // read only where b holds Reals (clang -Wall: unused capture otherwise)
             using vector = Eigen::Matrix<S, Eigen::Dynamic, 1>;
             if constexpr (a_real) Eigen::Map<vector>(x_bar, bv.size()) += y_bar[0] * bv.reshaped();
             if constexpr (b_real) Eigen::Map<vector>(x_bar + b_at, av.size()) += y_bar[0] * av.reshaped();
