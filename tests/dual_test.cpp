@@ -342,7 +342,8 @@ TEST_CASE("an infinite partial times a tangent of 0 adds nothing, as in reverse 
         return std::vector<T>{x[0] + sqrt(x[1]), x[0] + cbrt(x[1]), x[0] * 2.0 + asin(x[2]), x[0] - acos(x[2]),
                               x[0] + acosh(x[2]), x[0] + pow(x[1], 0.5), 3.0 * x[0] + atan2(x[1], x[3]),
                               x[0] + hypot(x[1], x[3]), x[0] + hypot(x[1], x[3], x[1]),
-                              x[0] * sqrt(x[1]) + pow(x[1], x[2] * 0.5), x[0] + ldexp(x[1] + 1e-300, 1100)};
+                              x[0] * sqrt(x[1]) + pow(x[1], x[2] * 0.5),
+                              x[0] + ldexp(x[1] + 1e-300, 1100)};
     };
     const std::vector<double> x{2.0, 0.0, 1.0, 0.0};
     const auto J = tapeflow::jacobian(F, x);

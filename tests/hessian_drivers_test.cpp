@@ -229,8 +229,10 @@ TEST_CASE("hessian: every operator and function against differences of the rever
         TAPEFLOW_BINARY("compound", [&] { auto t = x; t *= y; t += x; t /= (y - 3.0); t -= x * x; return t; }(),
                         1.3, -0.4),
         TAPEFLOW_BINARY("floor", floor(x) * y + ceil(y) * x + round(x * y) + trunc(x) * x, 1.3, -0.4),
-        TAPEFLOW_BINARY("remainder", remainder(x * y, y), 2.3, 0.7), TAPEFLOW_BINARY("fdim", fdim(x * x, y), 1.3, -0.4),
-        TAPEFLOW_BINARY("fma", fma(x, x * y, y * y), 1.3, -0.4), TAPEFLOW_BINARY("ldexp", ldexp(x * y, 3) + scalbn(y * y, -1), 1.3, -0.4),
+        TAPEFLOW_BINARY("remainder", remainder(x * y, y), 2.3, 0.7),
+        TAPEFLOW_BINARY("fdim", fdim(x * x, y), 1.3, -0.4),
+        TAPEFLOW_BINARY("fma", fma(x, x * y, y * y), 1.3, -0.4),
+        TAPEFLOW_BINARY("ldexp", ldexp(x * y, 3) + scalbn(y * y, -1), 1.3, -0.4),
         TAPEFLOW_BINARY("rint", rint(x) * y + nearbyint(y * 4) * x * x, 1.3, -0.4),
     };
 #undef TAPEFLOW_BINARY

@@ -185,18 +185,15 @@ private:
     friend D min(const D& a, const D& b) { return b.v < a.v ? b : a; }
     friend D max(const D& a, const D& b) { return a.v < b.v ? b : a; }
 
-    /// fmod(a, b) = a - n b with the integer n = trunc(a / b), constant between jumps.
-    friend D fmod(const D& a, const D& b) {
-        const double r = std::fmod(a.v, b.v);
+    /// r = a - n b with an integer n, constant between jumps: d = da - n db.
+    static D minus_multiple(double r, const D& a, const D& b) {
         const double n = std::round((a.v - r) / b.v);
         return {r, a.d + c(-n) * b.d};
     }
-    /// remainder(a, b) = a - n b with n = a / b rounded to nearest, constant between jumps.
-    friend D remainder(const D& a, const D& b) {
-        const double r = std::remainder(a.v, b.v);
-        const double n = std::round((a.v - r) / b.v);
-        return {r, a.d + c(-n) * b.d};
-    }
+    /// fmod(a, b): n = trunc(a / b).
+    friend D fmod(const D& a, const D& b) { return minus_multiple(std::fmod(a.v, b.v), a, b); }
+    /// remainder(a, b): n = a / b rounded to nearest.
+    friend D remainder(const D& a, const D& b) { return minus_multiple(std::remainder(a.v, b.v), a, b); }
     /// fdim(a, b) = a - b where a > b, else 0 (a constant).
     friend D fdim(const D& a, const D& b) {
         return a.v > b.v ? D{std::fdim(a.v, b.v), a.d + c(-1.0) * b.d} : D{std::fdim(a.v, b.v), 0.0};

@@ -16,10 +16,11 @@ namespace {
 // A run of records, written one after the other as the recorder lays them out.
 struct run {
     std::vector<std::byte> bytes;
-    void add(identifier lhs, const std::vector<double>& partials, const std::vector<identifier>& ids) {
+    void add(identifier lhs, const std::vector<double>& partials, const std::vector<identifier>& ids,
+             bool update = false) {
         const std::size_t at = bytes.size();
         bytes.resize(at + L::size(partials.size()));
-        L::write(bytes.data() + at, lhs, std::uint32_t(partials.size()), partials.data(), ids.data());
+        L::write(bytes.data() + at, lhs, std::uint32_t(partials.size()), partials.data(), ids.data(), update);
     }
     void add_external(std::uint32_t index) {
         const std::size_t at = bytes.size();
@@ -112,14 +113,10 @@ TEST_CASE("sweep_records, sweep_lane_records and sweep_records_private: records 
     const auto encode = [&](bool externals) {
         run encoded;
         for (const plain& p : records) {
-            if (p.external) {
-                if (externals) encoded.add_external(0);
-            } else {
-                const std::size_t at = encoded.bytes.size();
-                encoded.bytes.resize(at + L::size(p.partials.size()));
-                L::write(encoded.bytes.data() + at, p.lhs, std::uint32_t(p.partials.size()), p.partials.data(),
-                         p.ids.data(), p.update);
-            }
+            if (!p.external)
+                encoded.add(p.lhs, p.partials, p.ids, p.update);
+            else if (externals)
+                encoded.add_external(0);
         }
         return encoded;
     };

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cmath>
+#include <utility>
 
 #include "nodes.hpp"
 #include "std_math.hpp"
@@ -161,8 +162,8 @@ template <class A, class B, detail::enable_t<A, B> = 0>
 auto fdim(A&& a, B&& b) { return detail::make_binary<detail::fdim_op, A, B>(a, b); }
 template <class A, class B, class C, detail::enable_t<A, B, C> = 0>
 auto fma(A&& a, B&& b, C&& c) { return detail::make_ternary<detail::fma_op, A, B, C>(a, b, c); }
-// ldexp and scalbn (the same for a binary scalar): x times 2^e, e an int.
-// e is clamped to +-65536 first: every result is the same (no floating
+// ldexp, and scalbn and scalbln (the same for a binary scalar): x times
+// 2^e. e is clamped to +-65536 first: every result is the same (no floating
 // type's exponents reach that far), and the clamped e converts exactly to
 // the scalar and back (INT_MAX would not, in float).
 namespace detail {
@@ -173,12 +174,8 @@ auto ldexp(E&& x, int e) {
     return detail::make_binary<detail::ldexp_op, E, int>(x, detail::exponent_operand(e));
 }
 template <class E, detail::enable_t<E> = 0>
-auto scalbn(E&& x, int e) {
-    return detail::make_binary<detail::ldexp_op, E, int>(x, detail::exponent_operand(e));
-}
+auto scalbn(E&& x, int e) { return tapeflow::ldexp(std::forward<E>(x), e); }
 template <class E, detail::enable_t<E> = 0>
-auto scalbln(E&& x, long e) {
-    return detail::make_binary<detail::ldexp_op, E, int>(x, detail::exponent_operand(e));
-}
+auto scalbln(E&& x, long e) { return tapeflow::ldexp(std::forward<E>(x), detail::exponent_operand(e)); }
 
 }  // namespace tapeflow

@@ -107,10 +107,9 @@ TAPEFLOW_ALWAYS_INLINE constexpr T clone(const T& x) {
 /// ldexp's 2^e past the largest number. (atan2 and hypot define theirs as 0
 /// at the origin; log at 0 and a quotient by 0 have a non-finite value too.)
 /// Not covered: other partials that overflow while the value is finite (a
-/// division by a subnormal number,
-/// log of one, a product of large partials along a path): forward mode can
-/// give a NaN there, where a reverse sweep skips a zero adjoint. Declared
-/// beside each such op.
+/// division by a subnormal number, log of one, a product of large partials
+/// along a path): forward mode can give a NaN there, where a reverse sweep
+/// skips a zero adjoint. Declared beside each such op.
 template <class Op>
 struct nonfinite_partials : std::false_type {};
 

@@ -54,8 +54,9 @@ using std::tan;
 using std::tanh;
 using std::tgamma;
 
-/// f (floor, ceil, round, trunc, rint or nearbyint) of a scalar: of a Dual, a constant (its
-/// tangents 0, the derivative of a step function where it has one).
+/// f (floor, ceil, round, trunc, rint or nearbyint) of a scalar: of a Dual,
+/// a constant (its tangents 0, the derivative of a step function where it
+/// has one).
 template <class S, class F>
 S step_function(const S& x, F f) {
     if constexpr (std::is_arithmetic_v<S>)

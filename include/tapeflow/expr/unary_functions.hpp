@@ -196,8 +196,6 @@ template <class E, detail::enable_t<E> = 0> auto tgamma(E&& x) { return detail::
 template <class E, detail::enable_t<E> = 0> auto lgamma(E&& x) { return detail::make_unary<detail::lgamma_op, E>(x); }
 
 // Piecewise-constant functions: derivative 0, so the result is passive.
-// rint and nearbyint round in the current rounding mode (to nearest, ties
-// to even, unless the program changed it); rint may raise FE_INEXACT.
 namespace detail {
 template <class E, class F>
 auto passive_step(const E& x, F f) {
@@ -212,6 +210,8 @@ template <class E, detail::enable_t<E> = 0>
 auto round(const E& x) { return detail::passive_step(x, [](auto v) { return std::round(v); }); }
 template <class E, detail::enable_t<E> = 0>
 auto trunc(const E& x) { return detail::passive_step(x, [](auto v) { return std::trunc(v); }); }
+// rint and nearbyint round in the current rounding mode (to nearest, ties
+// to even, unless the program changed it); rint may raise FE_INEXACT.
 template <class E, detail::enable_t<E> = 0>
 auto rint(const E& x) { return detail::passive_step(x, [](auto v) { return std::rint(v); }); }
 template <class E, detail::enable_t<E> = 0>
