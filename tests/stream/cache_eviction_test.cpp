@@ -1,7 +1,8 @@
 // Cache eviction of a moved scratchpad half (tapeflow/stream/cache_eviction.hpp):
 // flushing changes no byte and touches nothing past the range it is given,
-// and a job counts as "on another CPU" only when it runs on another thread
-// and another CPU than the recorder. The streaming tape's gradients with
+// a job counts as "on another CPU" only when it runs on another thread
+// and another CPU than the recorder, and a tape stops flushing when its
+// first timed flushes were slow. The streaming tape's gradients with
 // the flush in place are checked in streaming_tape_test.
 #include <catch2/catch.hpp>
 #include <tapeflow/stream/cache_eviction.hpp>
@@ -20,6 +21,7 @@
 #endif
 
 using tapeflow::detail::evict_from_caches;
+using tapeflow::detail::eviction_policy;
 using tapeflow::detail::running_place;
 
 TEST_CASE("evict_from_caches leaves every byte as it was", "[cache_eviction]") {
@@ -56,6 +58,69 @@ TEST_CASE("evict_from_caches flushes nothing past the range", "[cache_eviction]"
     ::munmap(map, 3 * page);
 }
 #endif
+
+TEST_CASE("eviction_policy flushes until its first timed flushes were all slow", "[cache_eviction]") {
+    const std::size_t lines = eviction_policy::sample_lines;
+    const double slow = 4 * eviction_policy::slowest_ns_per_line * 1e-9 * lines;  // seconds for `lines`
+    const double fast = eviction_policy::slowest_ns_per_line / 5 * 1e-9 * lines;
+    eviction_policy p;
+    CHECK(p.flushing());
+    CHECK_FALSE(p.decided());
+    CHECK(p.fastest_ns_per_line() == 0);
+
+    SECTION("all slow: flushing stops at the last sample") {
+        for (int i = 0; i + 1 < eviction_policy::samples; ++i) p.observe(lines, slow);
+        CHECK(p.flushing());  // not before the decision
+        CHECK_FALSE(p.decided());
+        p.observe(lines, slow);
+        CHECK(p.decided());
+        CHECK_FALSE(p.flushing());
+        CHECK(p.fastest_ns_per_line() == Approx(4 * eviction_policy::slowest_ns_per_line));
+        p.observe(lines, fast);  // no second thoughts
+        CHECK_FALSE(p.flushing());
+    }
+    SECTION("one fast sample keeps it, whatever comes later") {
+        p.observe(lines, slow);
+        p.observe(4 * lines, 4 * fast);  // per line, so longer flushes count alike
+        for (int i = 2; i < eviction_policy::samples; ++i) p.observe(lines, slow);
+        CHECK(p.decided());
+        CHECK(p.flushing());
+        CHECK(p.fastest_ns_per_line() == Approx(eviction_policy::slowest_ns_per_line / 5));
+        for (int i = 0; i < 10; ++i) p.observe(lines, slow);
+        CHECK(p.flushing());
+    }
+    SECTION("just under the limit keeps flushing, just over stops") {
+        eviction_policy q;
+        for (int i = 0; i < eviction_policy::samples; ++i) {
+            p.observe(lines, 0.99 * eviction_policy::slowest_ns_per_line * 1e-9 * lines);
+            q.observe(lines, 1.01 * eviction_policy::slowest_ns_per_line * 1e-9 * lines);
+        }
+        CHECK(p.decided());
+        CHECK(p.flushing());
+        CHECK(q.decided());
+        CHECK_FALSE(q.flushing());
+    }
+    SECTION("short flushes are not samples") {
+        for (int i = 0; i < 10; ++i) p.observe(lines - 1, 1.0);
+        CHECK_FALSE(p.decided());
+        CHECK(p.flushing());
+        CHECK(p.fastest_ns_per_line() == 0);
+    }
+}
+
+TEST_CASE("eviction_policy::evict times its flushes and leaves the bytes", "[cache_eviction]") {
+    eviction_policy p;
+    std::vector<std::byte> data(eviction_policy::sample_lines * 64 + 64, std::byte(0x21));
+    p.evict(data.data(), 100);  // too short to be timed
+    CHECK(p.fastest_ns_per_line() == 0);
+    for (int i = 0; i < eviction_policy::samples; ++i) p.evict(data.data(), data.size());
+    REQUIRE(p.decided());
+    CHECK(p.fastest_ns_per_line() > 0);
+    // whichever way this machine decided, it decided by the rule
+    CHECK(p.flushing() == (p.fastest_ns_per_line() <= eviction_policy::slowest_ns_per_line));
+    p.evict(data.data(), data.size());
+    for (auto b : data) REQUIRE(b == std::byte(0x21));
+}
 
 TEST_CASE("running_place: the recorder's own thread is never another CPU", "[cache_eviction]") {
     const running_place recorder;

@@ -9,11 +9,19 @@
 // cores per 64 bytes, which the hardware does not stream like misses to
 // memory): on two cores a spilling gradient was slower than on one.
 // Flushed after the move, on the prefetch thread, the lines are in memory
-// only and the recorder's writes are ordinary misses. Measurements and
-// limits (hyperthreads, systems without CPU numbers): docs/streaming.md,
-// "Two cores, one scratchpad".
+// only and the recorder's writes are ordinary misses.
+//
+// That pays only where a flush is cheap. Each tape times its first flushes
+// (eviction_policy) and stops flushing when a line takes longer than a
+// pipelined flush does: where every clflush waits for its line's write-back
+// the prefetch thread spends more on the flush than the recorder saves.
+// Measurements and limits (hyperthreads, systems without CPU numbers):
+// docs/streaming.md, "Two cores, one scratchpad".
 #pragma once
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <thread>
@@ -42,6 +50,70 @@ inline void evict_from_caches(const std::byte* data, std::size_t bytes) noexcept
     static_cast<void>(bytes);
 #endif
 }
+
+/// Whether a tape flushes the halves its prefetch thread moved: it flushes
+/// until the fastest of its first `samples` timed flushes shows a line
+/// taking longer than `slowest_ns_per_line`, then never again.
+///
+/// Measured on the long heat run (100 000 cells x 1 000 steps, 256 MiB
+/// budget, docs/streaming.md): on AMD EPYC (Zen 3) the flush took the
+/// gradient from 2.48 to 1.71 s, at no more than 8 ns a line (what the
+/// prefetch thread's CPU time leaves for it); on an Intel Xeon (Sapphire
+/// Rapids class, under KVM) a line took 56-94 ns and the flush took the
+/// gradient from 1.75 to 6.6 s: the prefetch thread, flushing 3.5 ms per 2
+/// MiB tile, held the recorder up. 25 ns lies between the two by a factor
+/// of about 3 each way.
+///
+/// Flushes are reported by one thread at a time (the prefetch thread); the
+/// atomics only keep a reader on another thread well defined.
+class eviction_policy {
+public:
+    static constexpr int samples = 3;                // decided on the fastest of these
+    static constexpr std::size_t sample_lines = 512;  // shorter flushes (under 32 KiB) are not timed
+    static constexpr double slowest_ns_per_line = 25;
+
+    /// Whether moved halves are still flushed.
+    bool flushing() const noexcept { return flushing_.load(std::memory_order_relaxed); }
+
+    /// Flushes [data, data + bytes) from the caches while flushing() holds,
+    /// timing the flush while undecided.
+    void evict(const std::byte* data, std::size_t bytes) noexcept {
+        if (!flushing()) return;
+        if (decided() || bytes / 64 < sample_lines) {
+            evict_from_caches(data, bytes);
+            return;
+        }
+        const auto start = std::chrono::steady_clock::now();
+        evict_from_caches(data, bytes);
+        observe(bytes / 64, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+
+    /// Counts one timed flush of `lines` cache lines that took `seconds`
+    /// (evict() calls it; public for tests). Flushes shorter than
+    /// sample_lines, and any after the decision, are left out.
+    void observe(std::size_t lines, double seconds) noexcept {
+        if (decided() || lines < sample_lines) return;
+        const double ns = seconds * 1e9 / static_cast<double>(lines);
+        const int n = samples_.load(std::memory_order_relaxed);
+        const double fastest = n == 0 ? ns : std::min(fastest_ns_.load(std::memory_order_relaxed), ns);
+        fastest_ns_.store(fastest, std::memory_order_relaxed);
+        samples_.store(n + 1, std::memory_order_relaxed);
+        if (n + 1 == samples && fastest > slowest_ns_per_line) flushing_.store(false, std::memory_order_relaxed);
+    }
+
+    /// Whether the first `samples` flushes have been timed.
+    bool decided() const noexcept { return samples_.load(std::memory_order_relaxed) >= samples; }
+
+    /// The fastest timed flush so far, in ns per line (0 before the first).
+    double fastest_ns_per_line() const noexcept {
+        return samples_.load(std::memory_order_relaxed) == 0 ? 0 : fastest_ns_.load(std::memory_order_relaxed);
+    }
+
+private:
+    std::atomic<bool> flushing_{true};
+    std::atomic<int> samples_{0};
+    std::atomic<double> fastest_ns_{0};
+};
 
 /// Where a thread runs: which thread, and on which CPU (-1 where unknown).
 struct running_place {

@@ -80,7 +80,7 @@ public:
             const std::byte* from = open_;
             const detail::running_place recorder;
             try {
-                job = prefetcher_.submit([to, from, used, recorder] {
+                job = prefetcher_.submit([this, to, from, used, recorder] {
                     stream_copy(to, from, used);
                     moved_out(from, used, recorder);
                 });
@@ -287,12 +287,13 @@ private:
     // A scratchpad half has been moved out by a job: when it ran on another
     // core than the recorder's (the prefetch thread, on the other core), the
     // half's lines leave the caches, so that the recorder writing the half
-    // again does not take each line back from that core
-    // (stream/cache_eviction.hpp). When the job ran on the recorder's core
+    // again does not take each line back from that core, unless the tape
+    // has found flushing too slow on this machine (eviction_policy,
+    // stream/cache_eviction.hpp). When the job ran on the recorder's core
     // (prefetch off, the recorder took the job over, or both threads on one
     // CPU), the lines stay.
-    static void moved_out(const std::byte* half, std::size_t used, const detail::running_place& recorder) noexcept {
-        if (detail::running_place().other_cpu_than(recorder)) detail::evict_from_caches(half, used);
+    void moved_out(const std::byte* half, std::size_t used, const detail::running_place& recorder) noexcept {
+        if (eviction_.flushing() && detail::running_place().other_cpu_than(recorder)) eviction_.evict(half, used);
     }
 
     void allocate_arena() {
@@ -307,6 +308,7 @@ private:
     int half_ = 1;                           // arena half of the open tile
     prefetcher::ticket moving_[2] = {0, 0};  // job moving each half out
     std::uint64_t file_end_ = 0;
+    detail::eviction_policy eviction_;  // used by the jobs (on the prefetch thread)
     spill_file spill_;
     prefetcher prefetcher_;  // last: its thread stops before the buffers go
 };
