@@ -1,8 +1,14 @@
 #include <catch2/catch.hpp>
 #include <tapeflow/tape/recorder.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 using tapeflow::basic_recorder;
 using tapeflow::identifier;
@@ -98,4 +104,26 @@ TEST_CASE("release gives an identifier to its own pool, or to the pool of the th
     CHECK(a.identifiers().live() == 0);
     tapeflow::detail::thread_identifier_pools::remove(901);
     CHECK(tapeflow::detail::thread_identifier_pools::find(901) == nullptr);
+}
+
+TEST_CASE("the tape's prefetch hint does not fault past a tile or outside any mapping") {
+    // Recording asks for the line tape_prefetch_bytes past each record, the
+    // sweep for the one as far before: at a tile's ends those lie outside it.
+    std::vector<std::byte> tile(tapeflow::min_tile_bytes, std::byte(7));
+    tapeflow::detail::prefetch_tape<true>(tile.data() + tile.size(), 1 << 20);
+    tapeflow::detail::prefetch_tape<false>(tile.data(), -(1 << 20));
+    tapeflow::detail::prefetch_tape<true>(nullptr, 64);
+    tapeflow::detail::prefetch_tape<false>(nullptr, -64);  // wraps around to the top of the address space
+#if defined(__linux__)
+    // a page with no access at all
+    const std::size_t page = std::size_t(::sysconf(_SC_PAGESIZE));
+    void* map = ::mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(map != MAP_FAILED);
+    auto* base = static_cast<std::byte*>(map);
+    REQUIRE(::mprotect(base + page, page, PROT_NONE) == 0);
+    tapeflow::detail::prefetch_tape<true>(base, std::ptrdiff_t(page));
+    tapeflow::detail::prefetch_tape<false>(base + page, 8);
+    ::munmap(map, 2 * page);
+#endif
+    for (auto b : tile) REQUIRE(b == std::byte(7));
 }

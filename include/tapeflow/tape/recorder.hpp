@@ -274,6 +274,7 @@ private:
             }
         }
         layout::write_header(at, lhs, k, Update);
+        detail::prefetch_tape<true>(at, std::ptrdiff_t(tape_prefetch_bytes));  // config.hpp says why
         cursor_ = at + layout::size(k);
         ++statements_;
         if constexpr (N >= layout::long_count) long_records_ += k >= layout::long_count;

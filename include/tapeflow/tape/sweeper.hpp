@@ -55,6 +55,7 @@ void sweep_records(const std::byte* begin, const std::byte* end, Scalar* adjoint
     static_assert(record_layout<Scalar>::long_count == 16, "one case per short record's count below");
     reverse_record_reader<Scalar> r(begin, end);
     while (r.more()) {
+        detail::prefetch_tape<false>(r.record(), -std::ptrdiff_t(tape_prefetch_bytes));  // config.hpp says why
         const record_header s = r.peek_short();
         switch (s.count) {
             case 1: sweep_short_record<1>(r, s, adjoint); continue;
@@ -225,6 +226,7 @@ void sweep_lane_records(const std::byte* begin, const std::byte* end, Scalar* ad
                         external_table<Scalar>& externals) {
     reverse_record_reader<Scalar> r(begin, end);
     while (r.more()) {
+        detail::prefetch_tape<false>(r.record(), -std::ptrdiff_t(tape_prefetch_bytes));  // config.hpp says why
         const record_header s = r.peek_short();
         switch (s.count) {
             case 1: sweep_short_lane_record<1, Lanes>(r, s, adjoint); continue;
