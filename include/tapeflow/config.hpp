@@ -101,11 +101,15 @@ inline constexpr bool debug_checks = TAPEFLOW_DEBUG_CHECKS != 0;
 inline constexpr bool hardware_model_hook = TAPEFLOW_HARDWARE_MODEL != 0;
 /// Distance of the tape's prefetches from where it writes or reads (0: none).
 inline constexpr std::size_t tape_prefetch_bytes = TAPEFLOW_TAPE_PREFETCH_BYTES;
+static_assert(tape_prefetch_bytes <= max_tile_bytes,
+              "TAPEFLOW_TAPE_PREFETCH_BYTES must be between 0 and 1 GiB (a few KiB is what pays)");
 
 namespace detail {
 /// Asks for the cache line `distance` bytes after `at` (before it, for a
-/// negative distance), to be written (prefetchw where the target has it,
-/// else a read prefetch) or read. A hint only: an address outside the tile,
+/// negative distance), to be written or read. With GCC and Clang only: a
+/// write is `prefetchw` where the compiler targets it (PRFCHW, as with
+/// -march=native on recent x86), else a read prefetch; other compilers get
+/// no prefetch. A hint only: an address outside the tile,
 /// or outside any allocation, does not fault; it is computed as an integer,
 /// so no pointer leaves its object.
 template <bool ForWrite>

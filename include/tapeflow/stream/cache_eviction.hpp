@@ -11,10 +11,11 @@
 // Flushed after the move, on the prefetch thread, the lines are in memory
 // only and the recorder's writes are ordinary misses.
 //
-// That pays only where a flush is cheap. Each tape times its first flushes
-// (eviction_policy) and stops flushing when a line takes longer than a
-// pipelined flush does: where every clflush waits for its line's write-back
-// the prefetch thread spends more on the flush than the recorder saves.
+// That pays only where a flush is cheap. Each tape times its first three
+// flushes (eviction_policy) and stops flushing when even the fastest took
+// more than 25 ns a line: where every clflush waits for its line's
+// write-back the prefetch thread spends more on the flush than the
+// recorder saves.
 // Measurements and limits (hyperthreads, systems without CPU numbers):
 // docs/streaming.md, "Two cores, one scratchpad".
 #pragma once
@@ -35,6 +36,12 @@ namespace tapeflow::detail {
 /// Writes back and drops the cache lines of [data, data + bytes) from every
 /// cache (the bytes stay as they are). A no-op where there is no cache-line
 /// flush instruction to reach (non-x86 targets).
+#if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
+inline constexpr bool can_flush = true;
+#else
+inline constexpr bool can_flush = false;
+#endif
+
 inline void evict_from_caches(const std::byte* data, std::size_t bytes) noexcept {
 #if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
     // clflush comes with SSE2 (every x86-64); clflushopt (not ordered among
@@ -53,7 +60,7 @@ inline void evict_from_caches(const std::byte* data, std::size_t bytes) noexcept
 
 /// Whether a tape flushes the halves its prefetch thread moved: it flushes
 /// until the fastest of its first `samples` timed flushes shows a line
-/// taking longer than `slowest_ns_per_line`, then never again.
+/// taking longer than `max_ns_per_line`, then never again.
 ///
 /// Measured on the long heat run (100 000 cells x 1 000 steps, 256 MiB
 /// budget, docs/streaming.md): on AMD EPYC (Zen 3) the flush took the
@@ -64,13 +71,16 @@ inline void evict_from_caches(const std::byte* data, std::size_t bytes) noexcept
 /// MiB tile, held the recorder up. 25 ns lies between the two by a factor
 /// of about 3 each way.
 ///
-/// Flushes are reported by one thread at a time (the prefetch thread); the
-/// atomics only keep a reader on another thread well defined.
+/// Jobs run one at a time (on the prefetch thread, or on a waiter that took
+/// one over, which flushes only when it is not the recorder's thread), so
+/// one thread at a time reports flushes; the atomics keep a reader on
+/// another thread well defined. Where there is nothing to flush with
+/// (can_flush false: not x86 with GCC or Clang) nothing is timed either.
 class eviction_policy {
 public:
     static constexpr int samples = 3;                // decided on the fastest of these
     static constexpr std::size_t sample_lines = 512;  // shorter flushes (under 32 KiB) are not timed
-    static constexpr double slowest_ns_per_line = 25;
+    static constexpr double max_ns_per_line = 25;
 
     /// Whether moved halves are still flushed.
     bool flushing() const noexcept { return flushing_.load(std::memory_order_relaxed); }
@@ -78,7 +88,7 @@ public:
     /// Flushes [data, data + bytes) from the caches while flushing() holds,
     /// timing the flush while undecided.
     void evict(const std::byte* data, std::size_t bytes) noexcept {
-        if (!flushing()) return;
+        if (!can_flush || !flushing()) return;
         if (decided() || bytes / 64 < sample_lines) {
             evict_from_caches(data, bytes);
             return;
@@ -98,7 +108,7 @@ public:
         const double fastest = n == 0 ? ns : std::min(fastest_ns_.load(std::memory_order_relaxed), ns);
         fastest_ns_.store(fastest, std::memory_order_relaxed);
         samples_.store(n + 1, std::memory_order_relaxed);
-        if (n + 1 == samples && fastest > slowest_ns_per_line) flushing_.store(false, std::memory_order_relaxed);
+        if (n + 1 == samples && fastest > max_ns_per_line) flushing_.store(false, std::memory_order_relaxed);
     }
 
     /// Whether the first `samples` flushes have been timed.
