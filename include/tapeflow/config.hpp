@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cstddef>
-#include <cstdint>
 
 #ifndef TAPEFLOW_TILE_BYTES
 // Tiles of a tape held in memory. 128 KiB: a few tiles (the one being
@@ -103,27 +102,5 @@ inline constexpr bool hardware_model_hook = TAPEFLOW_HARDWARE_MODEL != 0;
 inline constexpr std::size_t tape_prefetch_bytes = TAPEFLOW_TAPE_PREFETCH_BYTES;
 static_assert(tape_prefetch_bytes <= max_tile_bytes,
               "TAPEFLOW_TAPE_PREFETCH_BYTES must be between 0 and 1 GiB (a few KiB is what pays)");
-
-namespace detail {
-/// Asks for the cache line `distance` bytes after `at` (before it, for a
-/// negative distance), to be written or read. With GCC and Clang only: a
-/// write is `prefetchw` where the compiler targets it (PRFCHW, as with
-/// -march=native on recent x86), else a read prefetch; other compilers get
-/// no prefetch. A hint only: an address outside the tile,
-/// or outside any allocation, does not fault; it is computed as an integer,
-/// so no pointer leaves its object.
-template <bool ForWrite>
-TAPEFLOW_ALWAYS_INLINE void prefetch_tape(const void* at, std::ptrdiff_t distance) noexcept {
-#if defined(__GNUC__) || defined(__clang__)
-    if constexpr (tape_prefetch_bytes != 0) {
-        const auto line = reinterpret_cast<std::uintptr_t>(at) + static_cast<std::uintptr_t>(distance);
-        __builtin_prefetch(reinterpret_cast<const void*>(line), ForWrite ? 1 : 0, 3);
-        return;
-    }
-#endif
-    static_cast<void>(at);
-    static_cast<void>(distance);
-}
-}  // namespace detail
 
 }  // namespace tapeflow

@@ -33,17 +33,20 @@
 
 namespace tapeflow::detail {
 
+#if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
+#define TAPEFLOW_CLFLUSH 1
+#else
+#define TAPEFLOW_CLFLUSH 0
+#endif
+
+/// Whether evict_from_caches flushes anything here (x86 with GCC or Clang).
+inline constexpr bool can_flush = TAPEFLOW_CLFLUSH != 0;
+
 /// Writes back and drops the cache lines of [data, data + bytes) from every
 /// cache (the bytes stay as they are). A no-op where there is no cache-line
 /// flush instruction to reach (non-x86 targets).
-#if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
-inline constexpr bool can_flush = true;
-#else
-inline constexpr bool can_flush = false;
-#endif
-
 inline void evict_from_caches(const std::byte* data, std::size_t bytes) noexcept {
-#if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
+#if TAPEFLOW_CLFLUSH
     // clflush comes with SSE2 (every x86-64); clflushopt (not ordered among
     // flushes) measured the same here. The builtin, not <emmintrin.h>,
     // keeps the intrinsic headers out of every translation unit.
@@ -82,14 +85,15 @@ public:
     static constexpr std::size_t sample_lines = 512;  // shorter flushes (under 32 KiB) are not timed
     static constexpr double max_ns_per_line = 25;
 
-    /// Whether moved halves are still flushed.
-    bool flushing() const noexcept { return flushing_.load(std::memory_order_relaxed); }
+    /// Whether moved halves are still flushed: until the decision, and after
+    /// it if the fastest timed flush was fast enough.
+    bool flushing() const noexcept { return !decided() || fastest_ns_per_line() <= max_ns_per_line; }
 
     /// Flushes [data, data + bytes) from the caches while flushing() holds,
-    /// timing the flush while undecided.
+    /// timing the flush while it is still a sample.
     void evict(const std::byte* data, std::size_t bytes) noexcept {
         if (!can_flush || !flushing()) return;
-        if (decided() || bytes / 64 < sample_lines) {
+        if (!sampled(bytes / 64)) {
             evict_from_caches(data, bytes);
             return;
         }
@@ -102,13 +106,12 @@ public:
     /// (evict() calls it; public for tests). Flushes shorter than
     /// sample_lines, and any after the decision, are left out.
     void observe(std::size_t lines, double seconds) noexcept {
-        if (decided() || lines < sample_lines) return;
+        if (!sampled(lines)) return;
         const double ns = seconds * 1e9 / static_cast<double>(lines);
         const int n = samples_.load(std::memory_order_relaxed);
-        const double fastest = n == 0 ? ns : std::min(fastest_ns_.load(std::memory_order_relaxed), ns);
-        fastest_ns_.store(fastest, std::memory_order_relaxed);
+        fastest_ns_.store(n == 0 ? ns : std::min(fastest_ns_.load(std::memory_order_relaxed), ns),
+                          std::memory_order_relaxed);
         samples_.store(n + 1, std::memory_order_relaxed);
-        if (n + 1 == samples && fastest > max_ns_per_line) flushing_.store(false, std::memory_order_relaxed);
     }
 
     /// Whether the first `samples` flushes have been timed.
@@ -120,7 +123,9 @@ public:
     }
 
 private:
-    std::atomic<bool> flushing_{true};
+    // Whether a flush of `lines` lines is one of the samples.
+    bool sampled(std::size_t lines) const noexcept { return !decided() && lines >= sample_lines; }
+
     std::atomic<int> samples_{0};
     std::atomic<double> fastest_ns_{0};
 };

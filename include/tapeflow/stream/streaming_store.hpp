@@ -293,7 +293,7 @@ private:
     // (prefetch off, the recorder took the job over, or both threads on one
     // CPU), the lines stay.
     void moved_out(const std::byte* half, std::size_t used, const detail::running_place& recorder) noexcept {
-        if (eviction_.flushing() && detail::running_place().other_cpu_than(recorder)) eviction_.evict(half, used);
+        if (detail::running_place().other_cpu_than(recorder)) eviction_.evict(half, used);
     }
 
     void allocate_arena() {

@@ -94,6 +94,27 @@ namespace detail {
 /// (debug checks) An identifier's generation that is not known: nothing to
 /// compare with (tape/identifier_pool.hpp, generation()).
 inline constexpr std::uint32_t no_generation = ~std::uint32_t(0);
+
+/// Asks for the tape's cache line `distance` bytes after `at` (before it,
+/// for a negative distance), to be written or read; recording and the sweep
+/// use the distance TAPEFLOW_TAPE_PREFETCH_BYTES (config.hpp, which says
+/// why). With GCC and Clang only: a write is `prefetchw` where the compiler
+/// targets it (PRFCHW, as with -march=native on recent x86), else a read
+/// prefetch; other compilers get no prefetch. A hint only: an address
+/// outside the tile, or outside any allocation, does not fault; it is
+/// computed as an integer, so no pointer leaves its object.
+template <bool ForWrite>
+TAPEFLOW_ALWAYS_INLINE void prefetch_tape(const void* at, std::ptrdiff_t distance) noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+    if constexpr (tape_prefetch_bytes != 0) {
+        const auto line = reinterpret_cast<std::uintptr_t>(at) + static_cast<std::uintptr_t>(distance);
+        __builtin_prefetch(reinterpret_cast<const void*>(line), ForWrite ? 1 : 0, 3);
+        return;
+    }
+#endif
+    static_cast<void>(at);
+    static_cast<void>(distance);
+}
 }  // namespace detail
 
 /// The header of a record, decoded.
