@@ -1,8 +1,9 @@
 // Cache eviction of a moved scratchpad half (tapeflow/stream/cache_eviction.hpp):
 // flushing changes no byte and touches nothing past the range it is given,
 // a job counts as "on another CPU" only when it runs on another thread
-// and another CPU than the recorder, and a tape stops flushing when its
-// first timed flushes were slow. The streaming tape's gradients with
+// and another CPU than the recorder, a tape stops flushing when its first
+// timed flushes were slow, and the first decision is the verdict that
+// later tapes follow. The streaming tape's gradients with
 // the flush in place are checked in streaming_tape_test.
 #include <catch2/catch.hpp>
 #include <tapeflow/stream/cache_eviction.hpp>
@@ -22,6 +23,7 @@
 
 using tapeflow::detail::evict_from_caches;
 using tapeflow::detail::eviction_policy;
+using tapeflow::detail::eviction_verdict;
 using tapeflow::detail::running_place;
 
 TEST_CASE("evict_from_caches leaves every byte as it was", "[cache_eviction]") {
@@ -63,7 +65,8 @@ TEST_CASE("eviction_policy flushes until its first timed flushes were all slow",
     const std::size_t lines = eviction_policy::sample_lines;
     const double slow = 4 * eviction_policy::max_ns_per_line * 1e-9 * lines;  // seconds for `lines`
     const double fast = eviction_policy::max_ns_per_line / 5 * 1e-9 * lines;
-    eviction_policy p;
+    eviction_verdict verdict;  // the test's own, not the process's
+    eviction_policy p(verdict);
     CHECK(p.flushing());
     CHECK_FALSE(p.decided());
     CHECK(p.fastest_ns_per_line() == 0);
@@ -90,7 +93,8 @@ TEST_CASE("eviction_policy flushes until its first timed flushes were all slow",
         CHECK(p.flushing());
     }
     SECTION("just under the limit keeps flushing, just over stops") {
-        eviction_policy q;
+        eviction_verdict other;
+        eviction_policy q(other);
         for (int i = 0; i < eviction_policy::samples; ++i) {
             p.observe(lines, 0.99 * eviction_policy::max_ns_per_line * 1e-9 * lines);
             q.observe(lines, 1.01 * eviction_policy::max_ns_per_line * 1e-9 * lines);
@@ -108,21 +112,70 @@ TEST_CASE("eviction_policy flushes until its first timed flushes were all slow",
     }
 }
 
+TEST_CASE("a tape's decision is the process's: later policies follow it without timing", "[cache_eviction]") {
+    const std::size_t lines = eviction_policy::sample_lines;
+    const double slow = 4 * eviction_policy::max_ns_per_line * 1e-9 * lines;
+    const double fast = eviction_policy::max_ns_per_line / 5 * 1e-9 * lines;
+    eviction_verdict verdict;
+    CHECK(verdict.ns_per_line() == 0);
+    eviction_policy first(verdict), early(verdict);
+    early.observe(lines, fast);  // one sample before the verdict: not yet decided
+    CHECK_FALSE(early.decided());
+    for (int i = 0; i < eviction_policy::samples; ++i) first.observe(lines, slow);
+    REQUIRE(first.decided());
+    CHECK(verdict.ns_per_line() == Approx(4 * eviction_policy::max_ns_per_line));
+
+    SECTION("a policy made after the verdict is decided from the start, and times nothing") {
+        eviction_policy later(verdict);
+        CHECK(later.decided());
+        CHECK_FALSE(later.flushing());
+        CHECK(later.fastest_ns_per_line() == Approx(4 * eviction_policy::max_ns_per_line));
+        later.observe(lines, fast);  // not a sample: the verdict stands
+        CHECK_FALSE(later.flushing());
+        std::vector<std::byte> data(2 * lines * 64, std::byte(0x42));
+        later.evict(data.data(), data.size());
+        CHECK(later.flushed() == 0);  // not flushing: nothing flushed
+    }
+    SECTION("a policy that had sampled follows the verdict instead of finishing its own") {
+        CHECK(early.decided());
+        CHECK_FALSE(early.flushing());
+        for (int i = 0; i < eviction_policy::samples; ++i) early.observe(lines, fast);
+        CHECK_FALSE(early.flushing());
+    }
+    SECTION("the first decision is the verdict: a later one does not replace it") {
+        eviction_verdict fresh;
+        eviction_policy a(fresh), b(fresh);
+        for (int i = 0; i < eviction_policy::samples; ++i) a.observe(lines, fast);
+        CHECK(fresh.ns_per_line() == Approx(eviction_policy::max_ns_per_line / 5));
+        fresh.publish(100);  // what a second tape deciding would do
+        CHECK(fresh.ns_per_line() == Approx(eviction_policy::max_ns_per_line / 5));
+        CHECK(b.decided());
+        CHECK(b.flushing());
+        fresh.publish(0);  // not a figure: ignored
+        CHECK(fresh.ns_per_line() == Approx(eviction_policy::max_ns_per_line / 5));
+    }
+}
+
 TEST_CASE("eviction_policy::evict times its flushes and leaves the bytes", "[cache_eviction]") {
-    eviction_policy p;
+    eviction_verdict verdict;
+    eviction_policy p(verdict);
     std::vector<std::byte> data(eviction_policy::sample_lines * 64 + 64, std::byte(0x21));
     p.evict(data.data(), 100);  // too short to be timed
     CHECK(p.fastest_ns_per_line() == 0);
     for (int i = 0; i < eviction_policy::samples; ++i) p.evict(data.data(), data.size());
     if (!tapeflow::detail::can_flush) {  // nothing flushed, nothing timed
         CHECK_FALSE(p.decided());
+        CHECK(p.flushed() == 0);
         return;
     }
+    CHECK(p.flushed() == 1 + eviction_policy::samples);  // the short one is flushed too, untimed
     REQUIRE(p.decided());
     CHECK(p.fastest_ns_per_line() > 0);
+    CHECK(verdict.ns_per_line() == p.fastest_ns_per_line());  // the first decision gives the verdict
     // whichever way this machine decided, it decided by the rule
     CHECK(p.flushing() == (p.fastest_ns_per_line() <= eviction_policy::max_ns_per_line));
     p.evict(data.data(), data.size());
+    CHECK(p.flushed() == (p.flushing() ? 2u : 1u) + eviction_policy::samples);
     for (auto b : data) REQUIRE(b == std::byte(0x21));
 }
 

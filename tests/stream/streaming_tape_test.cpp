@@ -5,7 +5,8 @@
 // repeated sweeps, sweeps in pieces, reset(position) into spilled and memory
 // tiles, reuse after reset(), statistics and the progress callback; an
 // exception thrown by user code in the middle of a recording while tiles
-// are moving.
+// are moving; and the flush of moved scratchpad halves following the
+// process's eviction verdict.
 #include <catch2/catch.hpp>
 #include <tapeflow/tapeflow.hpp>
 
@@ -13,12 +14,19 @@
 #include "support/finite_difference.hpp"
 #include "support/options.hpp"
 
+#include <cmath>
+#include <initializer_list>
 #include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
+
+#if defined(__linux__)
+#include <sched.h>
+#include <unistd.h>
+#endif
 
 using tapeflow_test::heat_recording;
 using tapeflow_test::mismatches;
@@ -575,3 +583,92 @@ TEST_CASE("the smallest budget is two tiles: 2 KiB with the automatic tile size 
                                                          "tiles of scratchpad") &&
                                              Catch::Contains("raise it or lower tile_bytes"));
 }
+
+#if defined(__linux__)
+namespace {
+
+// Sets the CPU affinity of thread `tid` (0: the calling thread) to `cpus`.
+bool pin(pid_t tid, std::initializer_list<int> cpus) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : cpus) CPU_SET(c, &set);
+    return ::sched_setaffinity(tid, sizeof set, &set) == 0;
+}
+
+// What one tape flushed of the scratchpad halves it moved: the recorder on
+// CPU `a`, its prefetch thread (the only other thread of the process) on CPU
+// `b`, so every move the thread runs ran on another CPU than the recorder's.
+// Records y = c y + x about 150 times a 64 KiB tile and checks the gradient.
+std::uint64_t halves_flushed(int a, int b) {
+    tapeflow_test::temp_directory dir;
+    tapeflow::tape t(streaming_options(64 * 1024, true, unlimited, true, dir.path()));
+    constexpr double c = 0.9999;
+    constexpr int n = 400000;
+    t.start_recording();
+    tapeflow::Real x = 0.5;
+    t.register_input(x);
+    tapeflow::Real y = 0.0;
+    for (int i = 0; i < n; ++i) {
+        y = c * y + x;
+        if (i == 5000) {  // a tile has been moved: the thread exists
+            REQUIRE(t.statistics().tiles_written >= 1);
+            const std::string self = std::to_string(::getpid());
+            int others = 0;
+            for (const std::string& task : tapeflow_test::directory_entries("/proc/self/task"))
+                if (task != self) {
+                    REQUIRE(pin(pid_t(std::stoi(task)), {b}));
+                    ++others;
+                }
+            REQUIRE(others == 1);
+            REQUIRE(pin(0, {a}));
+        }
+    }
+    t.register_output(y);
+    t.stop_recording();
+    t.set_adjoint(y, 1.0);
+    t.sweep();
+    const double expected = (1 - std::pow(c, n)) / (1 - c);  // dy/dx of the recursion
+    CHECK(t.adjoint(x) == Approx(expected).epsilon(1e-12));
+    const auto s = t.statistics();
+    CHECK(s.tiles_written > 100);
+    CHECK(s.tiles_flushed <= s.tiles_written);
+    return s.tiles_flushed;
+}
+
+}  // namespace
+
+TEST_CASE("moved scratchpad halves are flushed as the process's eviction verdict says (cache_eviction.hpp)") {
+    using tapeflow::detail::eviction_policy;
+    if (!tapeflow::detail::can_flush) return;  // nothing is ever flushed here
+    cpu_set_t saved;
+    REQUIRE(::sched_getaffinity(0, sizeof saved, &saved) == 0);
+    std::vector<int> cpus;
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &saved)) cpus.push_back(c);
+    if (cpus.size() < 2) {
+        WARN("one usable CPU: a move never runs on another CPU than the recorder's, nothing to flush");
+        return;
+    }
+    REQUIRE(pin(0, {cpus[0], cpus[1]}));  // the prefetch threads start on both
+    const double before = tapeflow::detail::process_eviction_verdict().ns_per_line();
+    const std::uint64_t first = halves_flushed(cpus[0], cpus[1]);
+    REQUIRE(pin(0, {cpus[0], cpus[1]}));
+    const double verdict = tapeflow::detail::process_eviction_verdict().ns_per_line();
+    const std::uint64_t second = halves_flushed(cpus[0], cpus[1]);
+    REQUIRE(::sched_setaffinity(0, sizeof saved, &saved) == 0);
+    CAPTURE(before, verdict, first, second);
+    // the first tape of the process decides (three timed flushes), or
+    // follows an earlier test's tapes; either way the verdict is given now
+    REQUIRE(verdict > 0);
+    if (before > 0) CHECK(verdict == before);  // given once, never changed
+    const bool flushing = verdict <= eviction_policy::max_ns_per_line;
+    if (flushing) {
+        CHECK(second > 0);
+    } else {
+        // the tape that decided flushed its three samples and stopped; a
+        // tape made after the verdict times nothing and flushes nothing
+        CHECK(first == (before > 0 ? 0u : std::uint64_t(eviction_policy::samples)));
+        CHECK(second == 0);
+    }
+}
+#endif

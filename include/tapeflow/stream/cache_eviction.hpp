@@ -11,11 +11,12 @@
 // Flushed after the move, on the prefetch thread, the lines are in memory
 // only and the recorder's writes are ordinary misses.
 //
-// That pays only where a flush is cheap. Each tape times its first three
-// flushes (eviction_policy) and stops flushing when even the fastest took
-// more than 25 ns a line: where every clflush waits for its line's
-// write-back the prefetch thread spends more on the flush than the
-// recorder saves.
+// That pays only where a flush is cheap. The first tape of the process
+// to flush times its first three flushes (eviction_policy) and, when even
+// the fastest took more than 25 ns a line, stops flushing: where every
+// clflush waits for its line's write-back the prefetch thread spends more
+// on the flush than the recorder saves. Its finding is the process's
+// (eviction_verdict): later tapes follow it without timing anything.
 // Measurements and limits (hyperthreads, systems without CPU numbers):
 // docs/streaming.md, "Two cores, one scratchpad".
 #pragma once
@@ -61,9 +62,37 @@ inline void evict_from_caches(const std::byte* data, std::size_t bytes) noexcept
 #endif
 }
 
+/// What the tapes of a process found about flushing: the fastest of the
+/// timed flushes of the first tape that decided, in ns per line (0 until
+/// one has). The machine's caches are what the figure measures, not the
+/// tape, so one tape's decision holds for the others: without it every new
+/// tape paid its three slow flushes (about 10 ms on the Intel machine
+/// below), a program that makes a tape per gradient each time.
+class eviction_verdict {
+public:
+    /// The figure, 0 while no tape has decided.
+    double ns_per_line() const noexcept { return ns_.load(std::memory_order_relaxed); }
+    /// Records a tape's decision, unless another tape's came first.
+    void publish(double ns_per_line) noexcept {
+        double none = 0;
+        if (ns_per_line > 0) ns_.compare_exchange_strong(none, ns_per_line, std::memory_order_relaxed);
+    }
+
+private:
+    std::atomic<double> ns_{0};
+};
+
+/// The verdict that tapes share by default (eviction_policy's constructor).
+inline eviction_verdict& process_eviction_verdict() noexcept {
+    static eviction_verdict verdict;
+    return verdict;
+}
+
 /// Whether a tape flushes the halves its prefetch thread moved: it flushes
 /// until the fastest of its first `samples` timed flushes shows a line
-/// taking longer than `max_ns_per_line`, then never again.
+/// taking longer than `max_ns_per_line`, then never again. A tape that
+/// finds the process's verdict (eviction_verdict) already given times
+/// nothing and follows it; one that decides first gives it.
 ///
 /// Measured on the long heat run (100 000 cells x 1 000 steps, 256 MiB
 /// budget, docs/streaming.md): on AMD EPYC (Zen 3) the flush took the
@@ -85,6 +114,12 @@ public:
     static constexpr std::size_t sample_lines = 512;  // shorter flushes (under 32 KiB) are not timed
     static constexpr double max_ns_per_line = 25;
 
+    /// A policy that follows, and gives, `verdict` (tests pass their own).
+    explicit eviction_policy(eviction_verdict& verdict = process_eviction_verdict()) noexcept
+        : verdict_(verdict) {}
+    eviction_policy(const eviction_policy&) = delete;
+    eviction_policy& operator=(const eviction_policy&) = delete;
+
     /// Whether moved halves are still flushed: until the decision, and after
     /// it if the fastest timed flush was fast enough.
     bool flushing() const noexcept { return !decided() || fastest_ns_per_line() <= max_ns_per_line; }
@@ -93,6 +128,7 @@ public:
     /// timing the flush while it is still a sample.
     void evict(const std::byte* data, std::size_t bytes) noexcept {
         if (!can_flush || !flushing()) return;
+        flushed_.fetch_add(1, std::memory_order_relaxed);
         if (!sampled(bytes / 64)) {
             evict_from_caches(data, bytes);
             return;
@@ -104,30 +140,42 @@ public:
 
     /// Counts one timed flush of `lines` cache lines that took `seconds`
     /// (evict() calls it; public for tests). Flushes shorter than
-    /// sample_lines, and any after the decision, are left out.
+    /// sample_lines, and any after the decision, are left out. The last
+    /// sample gives the verdict, unless another tape gave it first.
     void observe(std::size_t lines, double seconds) noexcept {
         if (!sampled(lines)) return;
         const double ns = seconds * 1e9 / static_cast<double>(lines);
         const int n = samples_.load(std::memory_order_relaxed);
-        fastest_ns_.store(n == 0 ? ns : std::min(fastest_ns_.load(std::memory_order_relaxed), ns),
-                          std::memory_order_relaxed);
+        const double fastest = n == 0 ? ns : std::min(fastest_ns_.load(std::memory_order_relaxed), ns);
+        fastest_ns_.store(fastest, std::memory_order_relaxed);
         samples_.store(n + 1, std::memory_order_relaxed);
+        if (n + 1 == samples) verdict_.publish(fastest);
     }
 
-    /// Whether the first `samples` flushes have been timed.
-    bool decided() const noexcept { return samples_.load(std::memory_order_relaxed) >= samples; }
+    /// Whether this tape timed its first `samples` flushes, or follows a
+    /// verdict given before it had.
+    bool decided() const noexcept { return own_decision() || verdict_.ns_per_line() > 0; }
 
-    /// The fastest timed flush so far, in ns per line (0 before the first).
+    /// What the decision rests on, in ns per line: this tape's fastest timed
+    /// flush, the verdict's figure when this tape follows it, 0 before either.
     double fastest_ns_per_line() const noexcept {
+        if (own_decision()) return fastest_ns_.load(std::memory_order_relaxed);
+        if (const double v = verdict_.ns_per_line(); v > 0) return v;
         return samples_.load(std::memory_order_relaxed) == 0 ? 0 : fastest_ns_.load(std::memory_order_relaxed);
     }
 
+    /// Moved halves flushed so far (tape statistics: tiles_flushed).
+    std::uint64_t flushed() const noexcept { return flushed_.load(std::memory_order_relaxed); }
+
 private:
+    bool own_decision() const noexcept { return samples_.load(std::memory_order_relaxed) >= samples; }
     // Whether a flush of `lines` lines is one of the samples.
     bool sampled(std::size_t lines) const noexcept { return !decided() && lines >= sample_lines; }
 
+    eviction_verdict& verdict_;
     std::atomic<int> samples_{0};
     std::atomic<double> fastest_ns_{0};
+    std::atomic<std::uint64_t> flushed_{0};
 };
 
 /// Where a thread runs: which thread, and on which CPU (-1 where unknown).

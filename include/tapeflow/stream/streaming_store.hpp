@@ -179,6 +179,7 @@ public:
         stream_statistics s = stats_;
         s.bytes_spilled = spill_.bytes_written();
         s.bytes_read_back = spill_.bytes_read();
+        s.tiles_flushed = eviction_.flushed();
         return s;
     }
     bool thread_started() const noexcept { return prefetcher_.thread_started(); }

@@ -36,6 +36,7 @@ struct stream_statistics {
     std::uint64_t tiles_read_back = 0;    ///< tiles loaded from the spill file by sweeps (and reset(position))
     std::uint64_t bytes_spilled = 0;      ///< bytes written to the spill file (with checksums)
     std::uint64_t bytes_read_back = 0;    ///< bytes read from it
+    std::uint64_t tiles_flushed = 0;      ///< scratchpad halves flushed from the caches after a move (cache_eviction.hpp)
     std::size_t peak_resident_bytes = 0;  ///< most tape memory held at once
     double sweep_wait_seconds = 0;        ///< time sweeps waited for the prefetcher
     double record_wait_seconds = 0;       ///< time recording waited for a free arena half

@@ -29,6 +29,7 @@ struct tape_statistics {
     std::uint64_t tiles_read_back = 0;   ///< tiles read back from the spill file by sweeps
     std::uint64_t bytes_spilled = 0;     ///< bytes written to the spill file (with checksums)
     std::uint64_t bytes_read_back = 0;   ///< bytes read back from it
+    std::uint64_t tiles_flushed = 0;     ///< scratchpad halves the prefetch thread flushed from the caches
     std::size_t peak_resident_bytes = 0; ///< most tape memory held at once (tiles + scratchpad)
     double sweep_wait_seconds = 0;       ///< time sweeps waited for the prefetch thread
     double record_wait_seconds = 0;      ///< time recording waited for a free scratchpad half

@@ -533,6 +533,7 @@ public:
         s.tiles_read_back = t.tiles_read_back;
         s.bytes_spilled = t.bytes_spilled;
         s.bytes_read_back = t.bytes_read_back;
+        s.tiles_flushed = t.tiles_flushed;
         s.peak_resident_bytes = t.peak_resident_bytes;
         s.sweep_wait_seconds = t.sweep_wait_seconds;
         s.record_wait_seconds = t.record_wait_seconds;
