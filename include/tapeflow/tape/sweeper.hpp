@@ -106,6 +106,7 @@ void sweep_records_private(const std::byte* begin, const std::byte* end, Scalar*
                            std::vector<identifier>& touched) {
     reverse_record_reader<Scalar> r(begin, end);
     while (r.more()) {
+        detail::prefetch_tape<false>(r.record(), -std::ptrdiff_t(tape_prefetch_bytes));  // config.hpp says why
         const record_header h = r.previous();
         const Scalar a = adjoint[h.lhs] + mine[h.lhs];
         if (!h.update) {  // an update leaves both parts of the lhs adjoint as they are
