@@ -139,6 +139,7 @@ TEST_CASE("a tape's decision is the process's: later policies follow it without 
     SECTION("a policy that had sampled follows the verdict instead of finishing its own") {
         CHECK(early.decided());
         CHECK_FALSE(early.flushing());
+        CHECK(early.fastest_ns_per_line() == Approx(4 * eviction_policy::max_ns_per_line));  // the verdict's
         for (int i = 0; i < eviction_policy::samples; ++i) early.observe(lines, fast);
         CHECK_FALSE(early.flushing());
     }
@@ -151,8 +152,18 @@ TEST_CASE("a tape's decision is the process's: later policies follow it without 
         CHECK(fresh.ns_per_line() == Approx(eviction_policy::max_ns_per_line / 5));
         CHECK(b.decided());
         CHECK(b.flushing());
-        fresh.publish(0);  // not a figure: ignored
-        CHECK(fresh.ns_per_line() == Approx(eviction_policy::max_ns_per_line / 5));
+    }
+    SECTION("0 or less is not a figure: it gives no verdict") {
+        eviction_verdict empty;
+        empty.publish(0);
+        empty.publish(-1);
+        CHECK(empty.ns_per_line() == 0);
+        eviction_policy c(empty);
+        CHECK_FALSE(c.decided());
+        empty.publish(7);
+        CHECK(empty.ns_per_line() == 7);
+        CHECK(c.decided());
+        CHECK(c.flushing());
     }
 }
 

@@ -11,12 +11,14 @@
 // Flushed after the move, on the prefetch thread, the lines are in memory
 // only and the recorder's writes are ordinary misses.
 //
-// That pays only where a flush is cheap. The first tape of the process
-// to flush times its first three flushes (eviction_policy) and, when even
-// the fastest took more than 25 ns a line, stops flushing: where every
-// clflush waits for its line's write-back the prefetch thread spends more
-// on the flush than the recorder saves. Its finding is the process's
-// (eviction_verdict): later tapes follow it without timing anything.
+// That pays only where a flush is cheap. A tape that flushes while the
+// process has no verdict yet times its first three flushes of at least 32
+// KiB (eviction_policy) and, when even the fastest took more than 25 ns a
+// line, stops flushing: where every clflush waits for its line's
+// write-back the prefetch thread spends more on the flush than the
+// recorder saves. The first tape to finish its three gives the process's
+// verdict (eviction_verdict): tapes made after it follow that without
+// timing anything.
 // Measurements and limits (hyperthreads, systems without CPU numbers):
 // docs/streaming.md, "Two cores, one scratchpad".
 #pragma once
@@ -121,7 +123,8 @@ public:
     eviction_policy& operator=(const eviction_policy&) = delete;
 
     /// Whether moved halves are still flushed: until the decision, and after
-    /// it if the fastest timed flush was fast enough.
+    /// it if the figure it rests on (this tape's fastest timed flush, or the
+    /// verdict's) was fast enough.
     bool flushing() const noexcept { return !decided() || fastest_ns_per_line() <= max_ns_per_line; }
 
     /// Flushes [data, data + bytes) from the caches while flushing() holds,

@@ -288,9 +288,9 @@ private:
     // A scratchpad half has been moved out by a job: when it ran on another
     // core than the recorder's (the prefetch thread, on the other core), the
     // half's lines leave the caches, so that the recorder writing the half
-    // again does not take each line back from that core, unless the tape
-    // has found flushing too slow on this machine (eviction_policy,
-    // stream/cache_eviction.hpp). When the job ran on the recorder's core
+    // again does not take each line back from that core, unless the tape,
+    // or the process's verdict, has found flushing too slow on this machine
+    // (eviction_policy, stream/cache_eviction.hpp). When the job ran on the recorder's core
     // (prefetch off, the recorder took the job over, or both threads on one
     // CPU), the lines stay.
     void moved_out(const std::byte* half, std::size_t used, const detail::running_place& recorder) noexcept {
