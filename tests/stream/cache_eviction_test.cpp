@@ -14,6 +14,8 @@
 #include <thread>
 #include <vector>
 
+#include "support/affinity.hpp"
+
 #if defined(__linux__)
 #include <pthread.h>
 #include <sched.h>
@@ -25,6 +27,9 @@ using tapeflow::detail::evict_from_caches;
 using tapeflow::detail::eviction_policy;
 using tapeflow::detail::eviction_verdict;
 using tapeflow::detail::running_place;
+#if defined(__linux__)
+using tapeflow_test::affinity_guard;
+#endif
 
 TEST_CASE("evict_from_caches leaves every byte as it was", "[cache_eviction]") {
     std::mt19937 gen(7);
@@ -198,28 +203,6 @@ TEST_CASE("running_place: the recorder's own thread is never another CPU", "[cac
 
 #if defined(__linux__)
 namespace {
-// Restores the calling thread's CPU affinity when the test leaves, however it leaves.
-class affinity_guard {
-public:
-    affinity_guard() { saved_ = ::sched_getaffinity(0, sizeof mask_, &mask_) == 0; }
-    ~affinity_guard() {
-        if (saved_) ::sched_setaffinity(0, sizeof mask_, &mask_);
-    }
-    affinity_guard(const affinity_guard&) = delete;
-    affinity_guard& operator=(const affinity_guard&) = delete;
-    bool saved() const { return saved_; }
-    std::vector<int> cpus() const {
-        std::vector<int> v;
-        for (int c = 0; c < CPU_SETSIZE; ++c)
-            if (CPU_ISSET(c, &mask_)) v.push_back(c);
-        return v;
-    }
-
-private:
-    cpu_set_t mask_;
-    bool saved_ = false;
-};
-
 bool pin_calling_thread(int cpu) {
     cpu_set_t set;
     CPU_ZERO(&set);

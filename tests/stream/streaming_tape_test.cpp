@@ -11,6 +11,7 @@
 #include <tapeflow/tapeflow.hpp>
 
 #include "stream/stream_support.hpp"
+#include "support/affinity.hpp"
 #include "support/finite_difference.hpp"
 #include "support/options.hpp"
 
@@ -596,29 +597,6 @@ bool pin(pid_t tid, std::initializer_list<int> cpus) {
     return ::sched_setaffinity(tid, sizeof set, &set) == 0;
 }
 
-// Restores the calling thread's CPU affinity when the test leaves, however
-// it leaves (a failed REQUIRE would leave the later test cases on one CPU).
-class affinity_restorer {
-public:
-    affinity_restorer() { saved_ = ::sched_getaffinity(0, sizeof mask_, &mask_) == 0; }
-    ~affinity_restorer() {
-        if (saved_) ::sched_setaffinity(0, sizeof mask_, &mask_);
-    }
-    affinity_restorer(const affinity_restorer&) = delete;
-    affinity_restorer& operator=(const affinity_restorer&) = delete;
-    bool saved() const noexcept { return saved_; }
-    std::vector<int> cpus() const {
-        std::vector<int> v;
-        for (int c = 0; c < CPU_SETSIZE; ++c)
-            if (CPU_ISSET(c, &mask_)) v.push_back(c);
-        return v;
-    }
-
-private:
-    cpu_set_t mask_;
-    bool saved_ = false;
-};
-
 // What one tape flushed of the scratchpad halves it moved: the recorder on
 // CPU `a`, its prefetch thread (the thread that appears with the first
 // tile move) on CPU `b`, so every move the thread runs ran on another CPU
@@ -669,7 +647,7 @@ std::uint64_t halves_flushed(int a, int b) {
 TEST_CASE("moved scratchpad halves are flushed as the process's eviction verdict says (cache_eviction.hpp)") {
     using tapeflow::detail::eviction_policy;
     if (!tapeflow::detail::can_flush) return;  // nothing is ever flushed here
-    const affinity_restorer restore;
+    const tapeflow_test::affinity_guard restore;
     REQUIRE(restore.saved());
     const std::vector<int> cpus = restore.cpus();
     if (cpus.size() < 2) {
