@@ -17,7 +17,6 @@
 #include "support/affinity.hpp"
 
 #if defined(__linux__)
-#include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -203,19 +202,12 @@ TEST_CASE("running_place: the recorder's own thread is never another CPU", "[cac
 
 #if defined(__linux__)
 namespace {
-bool pin_calling_thread(int cpu) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    return ::pthread_setaffinity_np(::pthread_self(), sizeof set, &set) == 0;
-}
-
 // A place taken on a new thread pinned to `cpu`; `pinned` says whether the
 // pinning worked (checked by the caller: no assertion on the other thread).
 running_place place_on_cpu(int cpu, bool& pinned) {
     running_place place;
     std::thread t([&] {
-        pinned = pin_calling_thread(cpu);
+        pinned = tapeflow_test::pin(0, {cpu});
         place = running_place();
     });
     t.join();
@@ -228,7 +220,7 @@ TEST_CASE("running_place: another thread is another CPU unless it runs on the sa
     REQUIRE(guard.saved());
     const std::vector<int> cpus = guard.cpus();
     REQUIRE(!cpus.empty());
-    REQUIRE(pin_calling_thread(cpus[0]));  // the "recorder"
+    REQUIRE(tapeflow_test::pin(0, {cpus[0]}));  // the "recorder"
     const running_place recorder;
     if (recorder.cpu < 0) {
         WARN("sched_getcpu() does not tell the CPU here: every other thread counts as another CPU");

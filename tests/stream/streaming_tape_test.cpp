@@ -17,7 +17,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <initializer_list>
 #include <limits>
 #include <memory>
 #include <stdexcept>
@@ -25,12 +24,10 @@
 #include <thread>
 #include <vector>
 
-#if defined(__linux__)
-#include <sched.h>
-#include <unistd.h>
-#endif
-
 using tapeflow_test::heat_recording;
+#if defined(__linux__)
+using tapeflow_test::pin;
+#endif
 using tapeflow_test::mismatches;
 using tapeflow_test::zeros;
 
@@ -588,14 +585,6 @@ TEST_CASE("the smallest budget is two tiles: 2 KiB with the automatic tile size 
 
 #if defined(__linux__)
 namespace {
-
-// Sets the CPU affinity of thread `tid` (0: the calling thread) to `cpus`.
-bool pin(pid_t tid, std::initializer_list<int> cpus) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    for (int c : cpus) CPU_SET(c, &set);
-    return ::sched_setaffinity(tid, sizeof set, &set) == 0;
-}
 
 // What one tape flushed of the scratchpad halves it moved: the recorder on
 // CPU `a`, its prefetch thread (the thread that appears with the first

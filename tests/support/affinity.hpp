@@ -1,15 +1,26 @@
 // tests/support/affinity.hpp - CPU affinity for the tests that place threads
-// on CPUs (Linux only): a guard that restores the calling thread's affinity
-// however the test leaves (a failed REQUIRE would leave the later test
-// cases of the process on one CPU), and the CPUs it saved.
+// on CPUs (Linux only): pin() sets a thread's CPUs, and a guard restores the
+// calling thread's affinity however the test leaves (a failed REQUIRE would
+// leave the later test cases of the process on one CPU) and tells the CPUs
+// it saved.
 #pragma once
 
 #if defined(__linux__)
 #include <sched.h>
+#include <sys/types.h>
 
+#include <initializer_list>
 #include <vector>
 
 namespace tapeflow_test {
+
+/// Lets thread `tid` (0: the calling thread) run on `cpus` only.
+inline bool pin(pid_t tid, std::initializer_list<int> cpus) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : cpus) CPU_SET(c, &set);
+    return ::sched_setaffinity(tid, sizeof set, &set) == 0;
+}
 
 class affinity_guard {
 public:

@@ -162,9 +162,8 @@ public:
     /// What the decision rests on, in ns per line: this tape's fastest timed
     /// flush, the verdict's figure when this tape follows it, 0 before either.
     double fastest_ns_per_line() const noexcept {
-        if (own_decision()) return fastest_ns_.load(std::memory_order_relaxed);
-        if (const double v = verdict_.ns_per_line(); v > 0) return v;
-        return samples_.load(std::memory_order_relaxed) == 0 ? 0 : fastest_ns_.load(std::memory_order_relaxed);
+        const double v = verdict_.ns_per_line();
+        return own_decision() || v == 0 ? fastest_ns_.load(std::memory_order_relaxed) : v;  // 0 before a sample
     }
 
     /// Moved halves flushed so far (tape statistics: tiles_flushed).

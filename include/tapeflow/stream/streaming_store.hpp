@@ -290,9 +290,9 @@ private:
     // half's lines leave the caches, so that the recorder writing the half
     // again does not take each line back from that core, unless the tape,
     // or the process's verdict, has found flushing too slow on this machine
-    // (eviction_policy, stream/cache_eviction.hpp). When the job ran on the recorder's core
-    // (prefetch off, the recorder took the job over, or both threads on one
-    // CPU), the lines stay.
+    // (eviction_policy, stream/cache_eviction.hpp). When the job ran on the
+    // recorder's core (prefetch off, the recorder took the job over, or both
+    // threads on one CPU), the lines stay.
     void moved_out(const std::byte* half, std::size_t used, const detail::running_place& recorder) noexcept {
         if (detail::running_place().other_cpu_than(recorder)) eviction_.evict(half, used);
     }
