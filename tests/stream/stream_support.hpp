@@ -146,7 +146,9 @@ inline bool contains(const std::string& text, const std::string& part) {
 
 /// The POSIX layer with counters and switchable faults. Faults act on the
 /// n-th data write / read (spill_file writes and reads a tile, then its
-/// 8-byte checksum, so calls with more than 8 bytes are tile data). Every
+/// 8-byte checksum, so calls with more than 8 bytes are tile data; a sweep
+/// reads a tile larger than streaming_store::read_part_bytes in parts, each
+/// a read of its own), or on the first read made on a watched thread. Every
 /// fault is a real error of the kernel, reported by the library's own
 /// spill_io::write / read (so the tests see the library's messages).
 class faulty_io : public tapeflow::spill_io {
@@ -173,6 +175,25 @@ public:
     /// Microseconds each tile write / read sleeps (to keep the prefetcher busy).
     std::atomic<int> write_delay_us{0};
     std::atomic<int> read_delay_us{0};
+    /// A thread whose tile reads are counted, and can be made to fail; set
+    /// it before the tape that uses this layer starts its own thread.
+    std::thread::id watched;
+    std::atomic<std::size_t> watched_reads{0};          ///< tile reads made on `watched`
+    std::atomic<bool> io_error_on_watched_read{false};  ///< the next one on `watched` reads a directory
+    std::atomic<bool> corrupt_watched_read{false};      ///< the next one on `watched` gets a byte flipped
+
+    /// Offset of every tile read, and whether it was made on `watched`.
+    struct read_entry {
+        std::uint64_t offset;
+        bool on_watched;
+    };
+    std::vector<read_entry> read_log() const {
+        std::lock_guard<std::mutex> lock(log_mutex_);
+        return log_;
+    }
+
+    /// What concurrent_reads() answers (this layer's reads are pread's).
+    bool concurrent = true;
 
     std::atomic<std::size_t> creates{0};
     std::atomic<std::size_t> closes{0};
@@ -183,6 +204,7 @@ public:
     std::atomic<std::uint64_t> max_end{0};  ///< largest offset + bytes written
     std::atomic<int> last_fd{-1};
 
+    bool concurrent_reads() const noexcept override { return concurrent; }
     int create(const std::string& directory) override {
         const int fd = spill_io::create(directory);
         ++creates;
@@ -211,11 +233,17 @@ public:
     void read(int fd, std::byte* data, std::size_t bytes, std::uint64_t offset) override {
         const bool tile_data = bytes > tapeflow::spill_file::checksum_bytes;
         const std::size_t n = tile_data ? tile_reads++ : never;
+        const bool on_watched = tile_data && std::this_thread::get_id() == watched;
+        if (on_watched) ++watched_reads;
+        if (tile_data) {
+            std::lock_guard<std::mutex> lock(log_mutex_);
+            log_.push_back({offset, on_watched});
+        }
         if (tile_data && read_delay_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(read_delay_us));
         if (tile_data && n == truncate_before_read) {
             if (::ftruncate(fd, 0) != 0) throw tapeflow::error("test setup: ftruncate failed");
         }
-        if (tile_data && n == io_error_on_read) {
+        if ((tile_data && n == io_error_on_read) || (on_watched && io_error_on_watched_read.exchange(false))) {
             const int directory = ::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
             if (directory < 0) throw tapeflow::error("test setup: cannot open /");
             try {
@@ -228,7 +256,8 @@ public:
             return;  // reading a directory succeeded: the check in the test fails
         }
         spill_io::read(fd, data, bytes, offset);
-        if (tile_data && n == corrupt_read) data[bytes / 2] ^= std::byte{0x10};
+        if ((tile_data && n == corrupt_read) || (on_watched && corrupt_watched_read.exchange(false)))
+            data[bytes / 2] ^= std::byte{0x10};
         if (tile_data && n == damage_read && damage(data, bytes)) damaged = true;
         if (tile_data) ++tile_reads_done;
     }
@@ -247,9 +276,14 @@ public:
         truncate_before_read = never;
         write_delay_us = 0;
         read_delay_us = 0;
+        io_error_on_watched_read = false;
+        corrupt_watched_read = false;
     }
 
 private:
+    mutable std::mutex log_mutex_;
+    std::vector<read_entry> log_;
+
     // Writes through spill_io::write to `path` opened with `flags` (it throws
     // the library's error for that descriptor).
     void write_elsewhere(const char* path, int flags, const std::byte* data, std::size_t bytes) {

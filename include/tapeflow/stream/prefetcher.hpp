@@ -6,6 +6,8 @@
 // blocks until job t is done. A job that throws stops the queue: the
 // exception is kept and rethrown by the next wait() or submit(), so an I/O
 // error reaches the caller at its next tape operation and nothing hangs.
+// fail() makes pending in the same way an error that the caller found in a
+// job's result (a tile read back that does not match its checksum).
 //
 //   recording thread            prefetch thread
 //   submit(write tile 7) ---->  [ write 7 ][ load 12 ] ...
@@ -159,6 +161,21 @@ public:
 
     /// Waits for every job submitted so far.
     double drain() { return wait(submitted_.load(std::memory_order_relaxed)); }
+
+    /// Makes `failure` pending as if a job had thrown it: the next wait()
+    /// or submit() rethrows it, until clear_error(). For a job's result
+    /// found wrong after the job (a tile read back whose checksum the
+    /// sweeping thread verifies): what follows depends on it as on the job.
+    void fail(std::exception_ptr failure) {
+        check_not_forked();
+        std::unique_lock<std::mutex> lock(sync_->mutex);
+        // a job still running ends first: once failed, wait() returns at once
+        block_until(lock, [&] { return !running_.load(std::memory_order_relaxed); });
+        if (error_) return;  // the first error stays
+        error_ = std::move(failure);
+        jobs_.clear();
+        failed_.store(true, std::memory_order_release);
+    }
 
     /// Forgets a pending error (after the tape was reset). Waits for queued jobs first.
     void clear_error() {

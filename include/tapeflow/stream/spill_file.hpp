@@ -71,7 +71,8 @@ inline std::uint32_t tile_checksum(const std::byte* data, std::size_t bytes) noe
 /// construction (so the recording thread, which places tiles, never calls
 /// the codec while the prefetch thread compresses); the unused end of a slot
 /// stays a hole in the file. The codec is this file's own (each tape clones
-/// tape_options::codec). Written and read on the prefetch thread.
+/// tape_options::codec). Written on the prefetch thread; read there, and
+/// in parts also on the sweeping thread (streaming_store.hpp).
 class spill_file {
 public:
     static constexpr std::size_t checksum_bytes = sizeof(tile_checksums);
@@ -101,6 +102,12 @@ public:
 
     /// Writes a tile and its checksums at `offset`. Creates the file on first use.
     void write(const std::byte* data, std::size_t bytes, std::uint64_t offset) {
+        write(data, bytes, offset, tile_checksum(data, bytes));
+    }
+    /// The same with the tile's checksum, tile_checksum(data, bytes), given:
+    /// the recording thread computes it while the tile is in its cache, so
+    /// that the thread which writes spends its time on the write alone.
+    void write(const std::byte* data, std::size_t bytes, std::uint64_t offset, std::uint32_t checksum) {
         if (fd_ < 0) fd_ = io_->create(directory_);
         tile_checksums sums{};
         if (codec_) {
@@ -115,13 +122,13 @@ public:
                             std::to_string(tile_bytes_) + ") = " + std::to_string(max_stored_) +
                             ": fix the codec's bound()");
             sums.stored = stored_checksum(stored, buffer_.data());
-            sums.decoded = tile_checksum(data, bytes);
+            sums.decoded = checksum;
             io_->write(fd_, reinterpret_cast<const std::byte*>(&stored), length_bytes, offset);
             io_->write(fd_, buffer_.data(), std::size_t(stored), offset + length_bytes);
             offset += length_bytes + stored;
             written_ += length_bytes + stored;
         } else {
-            sums.stored = sums.decoded = tile_checksum(data, bytes);
+            sums.stored = sums.decoded = checksum;
             io_->write(fd_, data, bytes, offset);
             offset += bytes;
             written_ += bytes;
@@ -135,13 +142,21 @@ public:
     /// Reads the tile of `bytes` bytes at `offset` into `data` and verifies it.
     /// \throws tapeflow::error on a short read or a checksum mismatch.
     void read(std::byte* data, std::size_t bytes, std::uint64_t offset) {
+        verify(data, bytes, offset, read_unverified(data, bytes, offset));
+    }
+
+    /// read() in two steps, for a tile that the thread calling verify() is
+    /// about to use (the sweep: the check brings the tile into its cache,
+    /// and the thread that reads spends its time on the reads alone).
+    /// read_unverified() reads the tile into `data` and returns the checksum
+    /// it must have; `data` may be used only after verify() of the same
+    /// tile and that checksum has returned. With a codec, the compressed
+    /// bytes are verified in read_unverified(), before the codec reads them.
+    /// \throws tapeflow::error on a short read or a checksum mismatch.
+    std::uint32_t read_unverified(std::byte* data, std::size_t bytes, std::uint64_t offset) {
         if (!codec_) {
-            io_->read(fd_, data, bytes, offset);
-            const tile_checksums sums = read_checksums(offset + bytes);
-            read_ += bytes;
-            const std::uint32_t sum = tile_checksum(data, bytes);
-            if (sums.stored != sum || sums.decoded != sum) throw corrupt(offset, "checksum mismatch");
-            return;
+            read_part(data, bytes, offset);
+            return read_checksum(bytes, offset);
         }
         std::uint64_t stored = 0;
         io_->read(fd_, reinterpret_cast<std::byte*>(&stored), length_bytes, offset);
@@ -153,8 +168,35 @@ public:
         read_ += std::size_t(stored);
         if (sums.stored != stored_checksum(stored, buffer_.data())) throw corrupt(offset, "checksum mismatch");
         codec_->decompress(buffer_.data(), std::size_t(stored), data, bytes);
-        if (sums.decoded != tile_checksum(data, bytes))
-            throw corrupt(offset, std::string("checksum mismatch after decompression by ") + codec_->name());
+        return sums.decoded;
+    }
+    /// Whether a tile may be read in parts: without a codec, read_checksum()
+    /// of the tile, read_part() for each part, then verify() of the whole,
+    /// as for read_unverified(). Parts may be read on two threads at once
+    /// where the caller knows that its spill_io allows it
+    /// (spill_io::concurrent_reads()).
+    bool reads_in_parts() const noexcept { return !codec_; }
+    /// The checksum that the tile of `bytes` at `offset` must have.
+    std::uint32_t read_checksum(std::size_t bytes, std::uint64_t offset) {
+        const tile_checksums sums = read_checksums(offset + bytes);
+        // without a codec both sums are of the same bytes: a difference is
+        // damage to the checksums themselves
+        if (sums.stored != sums.decoded) throw corrupt(offset, "checksum mismatch");
+        return sums.decoded;
+    }
+    /// Reads `bytes` of a tile, the ones at `offset` in the file, into `data`.
+    void read_part(std::byte* data, std::size_t bytes, std::uint64_t offset) {
+        io_->read(fd_, data, bytes, offset);
+        read_ += bytes;
+    }
+
+    /// Throws, as read() does, unless the tile of `bytes` at `data`, read
+    /// from `offset` by read_unverified(), has the `expected` checksum it
+    /// returned.
+    void verify(const std::byte* data, std::size_t bytes, std::uint64_t offset, std::uint32_t expected) const {
+        if (tile_checksum(data, bytes) == expected) return;
+        throw corrupt(offset, codec_ ? std::string("checksum mismatch after decompression by ") + codec_->name()
+                                     : std::string("checksum mismatch"));
     }
 
     bool exists() const noexcept { return fd_ >= 0; }

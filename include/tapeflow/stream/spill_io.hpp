@@ -66,6 +66,16 @@ class spill_io {
 public:
     virtual ~spill_io() = default;
 
+    /// Whether read() may run on two threads at once on one descriptor (at
+    /// different offsets). When it may, a sweep reads each spilled tile in
+    /// parts on the tape's prefetch thread and on the sweeping thread side
+    /// by side (streaming_store::read_part_bytes); else whole, on the
+    /// prefetch thread. A tape whose tape_options::io is empty uses its
+    /// default layer so (pread); a layer given in tape_options::io is asked
+    /// this, and a class derived from this one says no unless it overrides
+    /// it (its read() may keep state between calls).
+    virtual bool concurrent_reads() const noexcept { return false; }
+
 #if TAPEFLOW_POSIX_SPILL_IO
     /// Creates a private file in `directory`; returns its descriptor.
     virtual int create(const std::string& directory) {

@@ -5,13 +5,14 @@
 //   records --> [ half A: open tile ]  [ half B: moving out ]
 //                                          |  prefetch thread
 //                 memory tiles (up to the budget) <-- non-temporal copy
-//                 spill file (past the budget)    <-- write + checksum
+//                 spill file (past the budget)    <-- write (checksum: recorder)
 //
 //   sweep (last tile first)
 //     memory tiles: read in place (or staged through the arena when the
 //                   scratchpad copy is on)
 //     file tiles:   the thread reads tile t-1 into one half while the sweep
-//                   works on tile t in the other
+//                   works on tile t in the other; the sweep, done with t,
+//                   reads the parts of t-1 still left, then checks t-1
 //
 // Before a sweep the open tile is sealed (finished as it is), so both halves
 // are free to stage tiles. Resident tape memory = arena + tiles in memory
@@ -19,6 +20,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -34,11 +36,17 @@ namespace tapeflow {
 
 class streaming_store : public tile_store {
 public:
+    /// A sweep reads a spilled tile in parts of this many bytes, which the
+    /// prefetch thread and the sweeping thread share (without a codec, and
+    /// where the spill_io allows it: spill_io::concurrent_reads()).
+    static constexpr std::size_t read_part_bytes = std::size_t(256) << 10;
+
     explicit streaming_store(const tape_options& options)
         : tile_store(options),
           copy_through_(options.scratchpad),
           spill_(options.io ? options.io : default_spill_io(), directory(options), codec(options),
                  options.tile_bytes),
+          reads_in_parts_(spill_.reads_in_parts() && (!options.io || options.io->concurrent_reads())),
           prefetcher_(options.prefetch) {
         const std::size_t fixed = 2 * tile_bytes_ + spill_.buffer_bytes();
         if (options.memory_budget_bytes < fixed)
@@ -94,8 +102,11 @@ public:
             const std::byte* from = open_;
             const std::uint64_t at = file_end_;
             const detail::running_place recorder;
-            job = prefetcher_.submit([this, from, used, at, recorder] {
-                spill_.write(from, used, at);
+            // the checksum here, where the tile was just written: the
+            // thread spends its time on the write (docs/streaming.md)
+            const std::uint32_t checksum = tile_checksum(from, used);
+            job = prefetcher_.submit([this, from, used, at, checksum, recorder] {
+                spill_.write(from, used, at, checksum);
                 moved_out(from, used, recorder);
             });
             e.in_file = true;
@@ -261,7 +272,19 @@ private:
                     });
                     if (e.in_file) {
                         ++stats_.tiles_read_back;
-                        job.started(prefetcher_.submit([this, to, e] { spill_.read(to, e.used, e.offset); }));
+                        part_read& read = reads_[half];
+                        read.to = to;
+                        read.tile = e;
+                        read.parts = reads_in_parts_ ? (e.used + part_bytes - 1) / part_bytes : 0;
+                        read.next.store(0, std::memory_order_relaxed);
+                        job.started(prefetcher_.submit([this, &read] {
+                            if (read.parts == 0) {
+                                read.expected = spill_.read_unverified(read.to, read.tile.used, read.tile.offset);
+                                return;
+                            }
+                            read.expected = spill_.read_checksum(read.tile.used, read.tile.offset);
+                            read_parts(read);
+                        }));
                     } else {
                         const std::byte* from = memory_[e.slot].data();
                         job.started(prefetcher_.submit([to, from, e] { std::memcpy(to, from, e.used); }));
@@ -273,16 +296,74 @@ private:
         for (std::size_t t = last + 1; t-- > r.to_tile;) {
             if (staged(t)) {
                 // t was staged into `half`; stage the next one into the other
+                if (entries_[t].in_file) help_read(reads_[half]);
                 stats_.sweep_wait_seconds += job.finish();
                 const std::byte* data = arena_[half]->data();
+                const std::uint32_t expected = reads_[half].expected;
                 half = 1 - half;
-                stage_next(t);
+                stage_next(t);  // the thread reads on while this thread checks t
+                if (entries_[t].in_file) verify_staged(entries_[t], data, expected);
                 deliver(r, t, data, entries_[t].used, memory_level::sram, f);
             } else {
                 deliver(r, t, memory_[entries_[t].slot].data(), entries_[t].used, memory_level::dram, f);
             }
         }
         if (job.pending()) job.finish();
+    }
+
+    // A file tile staged into an arena half in parts of part_bytes, which
+    // the prefetch thread and the sweeping thread take in turn: the thread
+    // starts on it while the sweep works on the tile before, and the sweep,
+    // once done there, reads the parts still left instead of waiting (on
+    // heat with a 256 MiB budget the reads took longer than the sweep).
+    // The sweeping thread then verifies the whole tile (verify_staged).
+    //
+    //   half:  | part 0 | part 1 | part 2 | part 3 | ... |
+    //            thread   thread   sweep    thread   (as each is free)
+    static constexpr std::size_t part_bytes = read_part_bytes;
+    struct part_read {
+        std::byte* to = nullptr;
+        entry tile{};
+        std::size_t parts = 0;             // 0: one read by the job (a codec)
+        std::atomic<std::size_t> next{0};  // the next part to take
+        std::uint32_t expected = 0;        // the tile's checksum (written by the job)
+    };
+
+    // Reads parts of `read` until none is left (on either thread); after a
+    // failed read, the other thread takes no further part.
+    void read_parts(part_read& read) {
+        for (std::size_t p; (p = read.next.fetch_add(1, std::memory_order_relaxed)) < read.parts;) {
+            const std::size_t from = p * part_bytes;
+            const std::size_t bytes = std::min(part_bytes, read.tile.used - from);
+            try {
+                spill_.read_part(read.to + from, bytes, read.tile.offset + from);
+            } catch (...) {
+                read.next.store(read.parts, std::memory_order_relaxed);
+                throw;
+            }
+        }
+    }
+    // The sweeping thread's share of `read`; an error stays the prefetcher's
+    // (verify_staged says why).
+    void help_read(part_read& read) {
+        try {
+            read_parts(read);
+        } catch (...) {
+            prefetcher_.fail(std::current_exception());
+            throw;
+        }
+    }
+
+    // Checks a file tile staged into `data` against the checksum its read
+    // returned; a damaged one stays an error of the prefetcher, as when the
+    // job found it, so that nothing sweeps this recording before reset().
+    void verify_staged(const entry& e, const std::byte* data, std::uint32_t expected) {
+        try {
+            spill_.verify(data, e.used, e.offset, expected);
+        } catch (...) {
+            prefetcher_.fail(std::current_exception());
+            throw;
+        }
     }
 
     // A scratchpad half has been moved out by a job: when it ran on another
@@ -308,10 +389,12 @@ private:
     std::unique_ptr<tile> arena_[2];
     int half_ = 1;                           // arena half of the open tile
     prefetcher::ticket moving_[2] = {0, 0};  // job moving each half out
+    part_read reads_[2];                     // the file tile staged in each half (sweep)
     std::uint64_t file_end_ = 0;
     detail::eviction_policy eviction_;  // used by the jobs (on the prefetch thread)
     spill_file spill_;
-    prefetcher prefetcher_;  // last: its thread stops before the buffers go
+    const bool reads_in_parts_;  // spilled tiles are read in parts, by both threads
+    prefetcher prefetcher_;      // last: its thread stops before the buffers go
 };
 
 }  // namespace tapeflow
