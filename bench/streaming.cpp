@@ -24,8 +24,9 @@
 //   sweep/<kernel>/<config>, memcpy/<kernel>
 //       record once, then clear_adjoints + seed + sweep per iteration; memcpy
 //       of as many bytes as the tape holds. bytes_per_second = tape bytes / s.
-//   checksum/crc32c, checksum/crc32c_portable
-//       the spill checksum alone on a 2 MiB tile in cache (bytes_per_second).
+//   checksum/crc32c, checksum/crc32c_three_chains, checksum/crc32c_portable
+//       the spill checksum alone on a 2 MiB tile in cache (bytes_per_second):
+//       as the library runs it, the crc32 instruction alone, the tables.
 //   handoff/prefetcher
 //       submit an empty job to a prefetcher and wait for it: the cost of one
 //       hand-off between the recording thread and the prefetch thread.
@@ -504,21 +505,38 @@ void handoff(benchmark::State& state) {
 }
 
 // The spill checksum alone on one 2 MiB tile (the default tile of a tape
-// with a budget), in cache: CRC-32C as the library runs it, and its portable
-// fallback (tapeflow/stream/crc32c.hpp).
-void checksum(benchmark::State& state, bool portable) {
+// with a budget), in cache: CRC-32C as the library runs it (folding with
+// VPCLMULQDQ where the CPU has it), the crc32 instruction in three chains,
+// and the portable fallback (tapeflow/stream/crc32c.hpp).
+enum class crc_code { library, three_chains, portable };
+void checksum(benchmark::State& state, crc_code code) {
+#if TAPEFLOW_CRC32C_X86
+    if (code == crc_code::three_chains && !tapeflow::detail::crc32c_hardware())
+        return state.SkipWithError("this CPU has no SSE4.2");
+#else
+    if (code == crc_code::three_chains) return state.SkipWithError("not an x86-64 build");
+#endif
     std::vector<std::byte> tile(2 * MiB);
     for (std::size_t i = 0; i < tile.size(); ++i) tile[i] = std::byte((i * 2654435761u) >> 13);
-    for (auto _ : state)
-        benchmark::DoNotOptimize(portable ? tapeflow::detail::crc32c_portable(tile.data(), tile.size())
-                                          : tapeflow::crc32c(tile.data(), tile.size()));
+    for (auto _ : state) {
+        std::uint32_t crc = 0;
+        if (code == crc_code::portable) crc = tapeflow::detail::crc32c_portable(tile.data(), tile.size());
+#if TAPEFLOW_CRC32C_X86
+        else if (code == crc_code::three_chains) crc = tapeflow::detail::crc32c_sse42(tile.data(), tile.size());
+#endif
+        else crc = tapeflow::crc32c(tile.data(), tile.size());
+        benchmark::DoNotOptimize(crc);
+    }
     state.SetBytesProcessed(std::int64_t(state.iterations()) * std::int64_t(tile.size()));
 }
 
 void register_small() {
     benchmark::RegisterBenchmark("handoff/prefetcher", handoff)->UseRealTime()->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark("checksum/crc32c", checksum, false)->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark("checksum/crc32c_portable", checksum, true)->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark("checksum/crc32c", checksum, crc_code::library)->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark("checksum/crc32c_three_chains", checksum, crc_code::three_chains)
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark("checksum/crc32c_portable", checksum, crc_code::portable)
+        ->Unit(benchmark::kMicrosecond);
     for (const kernel_case& k : small_kernels()) {
         const std::string budget = "budget" + size_name(k.small_budget);
         const std::string sweep_default = "sweep/" + k.name + "/default";

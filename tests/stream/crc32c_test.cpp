@@ -12,6 +12,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "support/sanitized.hpp"
@@ -62,6 +63,7 @@ TEST_CASE("crc32c: the check value of the standard and other known values") {
 TEST_CASE("crc32c: hardware and portable give the same values at every length and alignment") {
 #if TAPEFLOW_CRC32C_X86
     if (!tapeflow::detail::crc32c_hardware()) WARN("this CPU has no SSE4.2: crc32c() runs the portable code");
+    if (!tapeflow::detail::crc32c_folding()) WARN("this CPU has no AVX2 with VPCLMULQDQ: the folding code is not run");
 #endif
     constexpr std::size_t long_blocks = 3 * tapeflow::detail::crc32c_tables::long_block;
     constexpr std::size_t short_blocks = 3 * tapeflow::detail::crc32c_tables::short_block;
@@ -70,7 +72,10 @@ TEST_CASE("crc32c: hardware and portable give the same values at every length an
     // short and the long three-way blocks) and odd ones, at all eight alignments
     std::vector<std::size_t> lengths;
     for (std::size_t n = 0; n < 80; ++n) lengths.push_back(n);
-    for (std::size_t edge : {short_blocks, 2 * short_blocks, long_blocks, long_blocks + short_blocks, 2 * long_blocks})
+    // and of the folding code (its 256-byte steps, its 512-byte minimum and
+    // crc32c()'s 4 KiB threshold for it)
+    for (std::size_t edge : {std::size_t(256), std::size_t(512), std::size_t(768), std::size_t(4096), short_blocks,
+                             2 * short_blocks, long_blocks, long_blocks + short_blocks, 2 * long_blocks})
         for (std::size_t d = 0; d < 20; ++d) {
             lengths.push_back(edge + d - 10);
             lengths.push_back(edge + 7 * d + 1);
@@ -89,10 +94,57 @@ TEST_CASE("crc32c: hardware and portable give the same values at every length an
             if (tapeflow::detail::crc32c_hardware()) REQUIRE(tapeflow::detail::crc32c_sse42(p, n) == expected);
 #endif
         }
+#if TAPEFLOW_CRC32C_FOLD
+    // the folding code on its own: every start in a 64-byte line, a CRC to
+    // continue, and each input copied to a buffer of exactly its length (a
+    // load past the end is an AddressSanitizer error in the sanitizer builds)
+    if (tapeflow::detail::crc32c_folding())
+        for (std::size_t n : lengths)
+            for (std::size_t start = 0; start < 64; start += (n > 20000 ? 9 : 1)) {
+                CAPTURE(n, start);
+                const std::vector<unsigned char> exact(data.begin() + std::ptrdiff_t(start),
+                                                       data.begin() + std::ptrdiff_t(start + n));
+                const std::uint32_t before = static_cast<std::uint32_t>(gen());
+                REQUIRE(tapeflow::detail::crc32c_vpclmul(exact.data(), n, before) ==
+                        crc32c_portable(exact.data(), n, before));
+            }
+#endif
     // a 2 MiB tile (the streaming tape's default tile size)
     const auto tile = random_bytes(2u << 20, 3);
     CHECK(crc32c(tile.data(), tile.size()) == crc32c_portable(tile.data(), tile.size()));
     CHECK(crc32c(tile.data(), tile.size()) == crc32c_bitwise(tile.data(), tile.size()));
+}
+
+namespace {
+// Carry-less product of two 64-bit words, bit by bit: {low, high} word.
+std::pair<std::uint64_t, std::uint64_t> clmul(std::uint64_t a, std::uint64_t b) {
+    std::uint64_t lo = 0, hi = 0;
+    for (int bit = 0; bit < 64; ++bit)
+        if (b >> bit & 1) {
+            lo ^= a << bit;
+            if (bit != 0) hi ^= a >> (64 - bit);
+        }
+    return {lo, hi};
+}
+}  // namespace
+
+TEST_CASE("crc32c: the folding constants move 16 bytes on by one step (on every machine)") {
+    // What a folding step does to one 16-byte lane v, done in software:
+    // v followed by a step of zero bytes has the CRC register of fold(v)
+    // (from register 0, so leading zeros do not count).
+    using tapeflow::detail::crc32c_fold_step;
+    std::mt19937_64 gen(21);
+    for (int trial = 0; trial < 200; ++trial) {
+        const std::uint64_t lane_lo = gen(), lane_hi = gen();  // bytes 0-7, 8-15
+        const auto a = clmul(lane_lo, tapeflow::detail::crc32c_fold_hi);
+        const auto b = clmul(lane_hi, tapeflow::detail::crc32c_fold_lo);
+        const std::uint64_t folded[2] = {a.first ^ b.first, a.second ^ b.second};
+        std::vector<unsigned char> moved(16 + crc32c_fold_step, 0);
+        std::memcpy(moved.data(), &lane_lo, 8);
+        std::memcpy(moved.data() + 8, &lane_hi, 8);
+        CAPTURE(trial);
+        REQUIRE(crc32c_portable(moved.data(), moved.size(), ~0u) == crc32c_portable(folded, 16, ~0u));
+    }
 }
 
 TEST_CASE("crc32c: a CRC continues over pieces") {
