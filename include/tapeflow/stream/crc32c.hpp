@@ -90,10 +90,15 @@ struct crc32c_tables {
     std::uint32_t long_shift[4][256];   // the CRC register moved over long_block zero bytes,
     std::uint32_t short_shift[4][256];  // ... over short_block: one table per register byte
 
+    /// The register `c` times x modulo P (one zero bit fed in), reflected.
+    static constexpr std::uint32_t times_x(std::uint32_t c) noexcept {
+        return (c >> 1) ^ (polynomial & (0u - (c & 1u)));
+    }
+
     crc32c_tables() noexcept {
         for (std::uint32_t b = 0; b < 256; ++b) {
             std::uint32_t c = b;
-            for (int bit = 0; bit < 8; ++bit) c = (c >> 1) ^ (polynomial & (0u - (c & 1u)));
+            for (int bit = 0; bit < 8; ++bit) c = times_x(c);
             slice[0][b] = c;
         }
         for (int k = 1; k < 8; ++k)
@@ -207,7 +212,7 @@ __attribute__((target("sse4.2"))) inline std::uint32_t crc32c_sse42(const void* 
 // constant that moves a 64-bit reflected word `bits` bits on (see above).
 constexpr std::uint64_t crc32c_fold_constant(std::size_t bits) noexcept {
     std::uint32_t c = 0x80000000u;  // x^0, reflected
-    for (std::size_t i = 1; i < bits; ++i) c = (c >> 1) ^ (crc32c_tables::polynomial & (0u - (c & 1u)));
+    for (std::size_t i = 1; i < bits; ++i) c = crc32c_tables::times_x(c);
     return std::uint64_t(c) << 32;
 }
 /// Bytes a folding step takes, and the constants of a step.
@@ -220,20 +225,21 @@ typedef long long crc32c_ymm __attribute__((vector_size(32)));
 typedef long long crc32c_ymm_unaligned __attribute__((vector_size(32), aligned(1), may_alias));
 
 /// The CRC register `c` after the whole 256-byte steps of `bytes` bytes at
-/// `data`, by carry-less folding; `bytes` becomes what is left (under 256).
-/// 256-bit vectors, so that AVX2 machines with VPCLMULQDQ (AMD Zen 3) fold
-/// too: on the AVX-512 Xeon of docs/performance.md four 512-bit
-/// accumulators ran at 57-67 GB/s against these 45-49, a difference of
-/// about 2% of a spilled gradient. Not inlined: it runs once a tile.
+/// `p`, by carry-less folding; p and bytes step past them (as in
+/// crc32c_sse42_blocks). 256-bit vectors, so that AVX2 machines with
+/// VPCLMULQDQ (AMD Zen 3) fold too: on the AVX-512 Xeon of
+/// docs/performance.md four 512-bit accumulators ran at 57-67 GB/s against
+/// these 45-49, 1-2% of a spilled gradient. Not inlined: it runs once a tile.
 /// \requires bytes >= 256 (crc32c_vpclmul passes 512 or more), AVX2 and
 /// VPCLMULQDQ (crc32c_folding()).
 __attribute__((target("avx2,vpclmulqdq,sse4.2"), noinline)) inline std::uint32_t crc32c_fold(
-    std::uint32_t c, const unsigned char* data, std::size_t& bytes) noexcept {
+    std::uint32_t c, const unsigned char*& p, std::size_t& bytes) noexcept {
     constexpr int lanes = int(crc32c_fold_step / sizeof(crc32c_ymm));  // 8 accumulators
     const crc32c_ymm k = {static_cast<long long>(crc32c_fold_hi), static_cast<long long>(crc32c_fold_lo),
                           static_cast<long long>(crc32c_fold_hi), static_cast<long long>(crc32c_fold_lo)};
-    const crc32c_ymm_unaligned* in = reinterpret_cast<const crc32c_ymm_unaligned*>(data);
-    const crc32c_ymm_unaligned* const end = in + lanes * (bytes / crc32c_fold_step);
+    const std::size_t steps = bytes / crc32c_fold_step;
+    const crc32c_ymm_unaligned* in = reinterpret_cast<const crc32c_ymm_unaligned*>(p);
+    const crc32c_ymm_unaligned* const end = in + lanes * steps;
     crc32c_ymm a[lanes];
 #pragma GCC unroll 8
     for (int j = 0; j < lanes; ++j) a[j] = in[j];
@@ -247,7 +253,8 @@ __attribute__((target("avx2,vpclmulqdq,sse4.2"), noinline)) inline std::uint32_t
             a[j] = __builtin_ia32_vpclmulqdq_v4di(a[j], k, 0x00) ^ __builtin_ia32_vpclmulqdq_v4di(a[j], k, 0x11) ^ in[j];
 #endif
     }
-    bytes %= crc32c_fold_step;
+    p += steps * crc32c_fold_step;
+    bytes -= steps * crc32c_fold_step;
     unsigned long long words[crc32c_fold_step / 8];
     std::memcpy(words, a, crc32c_fold_step);
     unsigned long long r = 0;  // the accumulators are the message now: from 0
@@ -259,9 +266,8 @@ __attribute__((target("avx2,vpclmulqdq,sse4.2"), noinline)) inline std::uint32_t
 inline std::uint32_t crc32c_vpclmul(const void* data, std::size_t bytes, std::uint32_t crc = 0) noexcept {
     const unsigned char* p = static_cast<const unsigned char*>(data);
     if (bytes < 2 * crc32c_fold_step) return crc32c_sse42(p, bytes, crc);
-    const std::size_t folded = bytes - bytes % crc32c_fold_step;
     const std::uint32_t c = crc32c_fold(~crc, p, bytes);
-    return crc32c_sse42(p + folded, bytes, ~c);
+    return crc32c_sse42(p, bytes, ~c);
 }
 #endif
 
