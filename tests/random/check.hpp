@@ -432,7 +432,6 @@ private:
             tally.statements += t.statistics().statements;
             tally.externals += t.statistics().externals;
         }
-        count_spills(c, before, t);
         y = out.value();
 
         t.set_adjoint(out, 1.0);
@@ -442,6 +441,9 @@ private:
             from = *m;
         }
         t.sweep(from, tapeflow::position{});
+        // after the sweep: until then the prefetch thread may still be
+        // writing tiles that tiles_spilled counts and bytes_spilled not yet
+        count_spills(c, before, t);
         std::vector<double> g(x.size());
         for (std::size_t i = 0; i < x.size(); ++i) g[i] = t.adjoint(x[i]);
 
