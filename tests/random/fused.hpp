@@ -10,8 +10,11 @@
 
 #include <cmath>
 #include <cstdint>
+#include <utility>
 
 #include <tapeflow/config.hpp>  // TAPEFLOW_NOINLINE
+
+#include "program.hpp"  // fused_patterns
 
 namespace tapeflow_random {
 
@@ -73,14 +76,15 @@ inline double fma(double a, double b, double c) { return std::fma(a, b, c); }
 inline double ldexp(double x, int e) { return std::ldexp(x, e); }
 
 // ---- fused patterns ---------------------------------------------------------------
-/// out = pattern K of (a, b, c, d), as one assignment; K past the last
-/// pattern is the default one. One function per pattern, kept out of line:
-/// with the sixteen statements as cases of one switch, GCC's inliner spent
-/// 30 of the 101 s that second_order_program_test took to compile at -O3 on
-/// that one function (-ftime-report, "ipa inlining heuristics"; 2.2 s
-/// split). Each statement is compiled as before, inside its own function.
+/// out = pattern K of (a, b, c, d), as one assignment. One function per
+/// pattern, kept out of line: with the sixteen statements as cases of one
+/// switch, GCC's inliner spent 30 of the 101 s that
+/// second_order_program_test took to compile at -O3 on that one function
+/// (-ftime-report, "ipa inlining heuristics"; 2.2 s split). Each statement
+/// is compiled as before, inside its own function.
 template <int K, class T>
 TAPEFLOW_NOINLINE void fused_pattern(T& out, const T& a, const T& b, const T& c, const T& d) {
+    static_assert(K >= 0 && K < fused_patterns);
     if constexpr (K == 0) {
         out = a * b + c * d - a / (1.5 + b * b);
     } else if constexpr (K == 1) {
@@ -118,27 +122,17 @@ TAPEFLOW_NOINLINE void fused_pattern(T& out, const T& a, const T& b, const T& c,
     }
 }
 
-/// out = pattern k of (a, b, c, d) (fused_pattern<k>).
+/// out = pattern k of (a, b, c, d): fused_pattern<k>, the last pattern for
+/// any k outside [0, fused_patterns), as the default case of a switch.
+template <class T, int... K>
+void fused(int k, T& out, const T& a, const T& b, const T& c, const T& d, std::integer_sequence<int, K...>) {
+    using pattern = void (*)(T&, const T&, const T&, const T&, const T&);
+    static constexpr pattern patterns[] = {&fused_pattern<K, T>...};
+    patterns[k >= 0 && k < fused_patterns ? k : fused_patterns - 1](out, a, b, c, d);
+}
 template <class T>
 void fused(int k, T& out, const T& a, const T& b, const T& c, const T& d) {
-    switch (k) {
-    case 0: fused_pattern<0>(out, a, b, c, d); break;
-    case 1: fused_pattern<1>(out, a, b, c, d); break;
-    case 2: fused_pattern<2>(out, a, b, c, d); break;
-    case 3: fused_pattern<3>(out, a, b, c, d); break;
-    case 4: fused_pattern<4>(out, a, b, c, d); break;
-    case 5: fused_pattern<5>(out, a, b, c, d); break;
-    case 6: fused_pattern<6>(out, a, b, c, d); break;
-    case 7: fused_pattern<7>(out, a, b, c, d); break;
-    case 8: fused_pattern<8>(out, a, b, c, d); break;
-    case 9: fused_pattern<9>(out, a, b, c, d); break;
-    case 10: fused_pattern<10>(out, a, b, c, d); break;
-    case 11: fused_pattern<11>(out, a, b, c, d); break;
-    case 12: fused_pattern<12>(out, a, b, c, d); break;
-    case 13: fused_pattern<13>(out, a, b, c, d); break;
-    case 14: fused_pattern<14>(out, a, b, c, d); break;
-    default: fused_pattern<15>(out, a, b, c, d); break;
-    }
+    fused(k, out, a, b, c, d, std::make_integer_sequence<int, fused_patterns>{});
 }
 
 /// The discrete decisions inside pattern k (computed as the pattern computes them).
